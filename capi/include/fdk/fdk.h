@@ -1,0 +1,372 @@
+/*
+ * fdk.h — the public C interface of fdk, a cone-beam CT reconstruction
+ * library (Feldkamp–Davis–Kress).
+ *
+ * This is the only public header. It is plain C99 and C++ compatible, and its
+ * application binary interface is stable within a major version:
+ *   - status codes are pinned and never renumbered;
+ *   - every configuration struct starts with its own size (`struct_size`), so
+ *     fields can be appended in later minor versions without breaking callers
+ *     compiled against this one: always initialise a struct with its
+ *     `fdk_*_init` function before setting fields;
+ *   - the library never prints, exits, aborts, throws across this boundary or
+ *     resets a CUDA device: every failure is a status code plus a message.
+ *
+ * Geometry (RTK's ThreeDCircularProjectionGeometry, IEC 61217):
+ *   The fixed frame has its origin at the isocentre and the rotation axis is y.
+ *   At gantry angle 0 the source sits on +z at distance SID from the
+ *   isocentre, and the flat detector is normal to z with its u axis along +x
+ *   and its v axis along +y. Per view: gantry angle (rotation about y),
+ *   out-of-plane angle (about x), in-plane angle (about z), all in degrees;
+ *   SID and SDD; source offset (x, y) and projection offset (x, y), as
+ *   defined by RTK. The same projections and geometry give the same volume as
+ *   RTK's `rtkfdk`.
+ *
+ * Units: every length (spacing, origin, distances, offsets) is in the same
+ *   unit, normally millimetres. Projections are line integrals of the
+ *   attenuation coefficient (i.e. -log(I/I0)), so the volume comes out in
+ *   1/unit: with millimetres and line integrals in mm^-1·mm the voxels hold
+ *   mm^-1.
+ *
+ * Images follow ITK: pixel or voxel index i maps to the physical coordinate
+ *   origin + i * spacing (the origin is the centre of the first pixel/voxel;
+ *   no direction cosines).
+ *
+ * Memory layouts:
+ *   - a projection is `detector.size[1]` rows of `detector.size[0]` float32
+ *     pixels; row j (v index j) starts `j * row_pitch_bytes` bytes after the
+ *     first pixel;
+ *   - the volume is x fastest, then z, then y: voxel (x, y, z) is at
+ *     ((y * size_z) + z) * size_x + x. A y-slab [y0, y1) is one contiguous
+ *     block of (y1 - y0) * size_z * size_x floats, and each y plane is one
+ *     axial slice image (x across, z down).
+ *
+ * Threads:
+ *   - calls on different handles never interfere;
+ *   - on one handle, every function may be called from any thread and calls
+ *     are serialised internally, except as noted: `fdk_cancel`,
+ *     `fdk_get_progress` and the slab queries never wait for a push, a
+ *     finish or a slab computation in progress;
+ *   - the supported concurrent pattern is: one acquisition thread pushes
+ *     projections and calls `fdk_finish`, while another thread queries
+ *     progress, cancels, and reads slabs once `fdk_finish` has returned;
+ *   - `fdk_destroy` must not race with any other call on the same handle.
+ *
+ * Ownership: the library copies everything it is given (configuration arrays,
+ *   projections) before the call returns; the caller owns every buffer it
+ *   passes. Strings returned by the library are owned by it (see each one).
+ */
+#ifndef FDK_FDK_H
+#define FDK_FDK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- export macros -------------------------------------------------------- */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#  if defined(FDK_BUILDING_LIBRARY)
+#    define FDK_API __declspec(dllexport)
+#  elif defined(FDK_STATIC)
+#    define FDK_API
+#  else
+#    define FDK_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define FDK_API __attribute__((visibility("default")))
+#else
+#  define FDK_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version -------------------------------------------------------------- */
+#define FDK_VERSION_MAJOR 0
+#define FDK_VERSION_MINOR 1
+#define FDK_VERSION_PATCH 0
+/* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
+#define FDK_VERSION_NUMBER \
+  (FDK_VERSION_MAJOR * 10000 + FDK_VERSION_MINOR * 100 + FDK_VERSION_PATCH)
+
+/* The version of the library actually loaded, as FDK_VERSION_NUMBER. */
+FDK_API unsigned fdk_version(void);
+/* "MAJOR.MINOR.PATCH"; static storage. */
+FDK_API const char* fdk_version_string(void);
+
+/* ---- status codes (pinned: never renumbered) ------------------------------ */
+typedef enum fdk_status {
+  FDK_OK = 0,
+  FDK_ERROR_INVALID_ARGUMENT = 1, /* NULL pointer, bad size or value, NaN/Inf */
+  FDK_ERROR_OUT_OF_RANGE = 2,     /* an index outside its valid range */
+  FDK_ERROR_INVALID_STATE = 3,    /* a call in the wrong order */
+  FDK_ERROR_DUPLICATE = 4,        /* a projection index pushed twice */
+  FDK_ERROR_BUDGET = 5,           /* a memory budget too small for the plan */
+  FDK_ERROR_OUT_OF_MEMORY = 6,    /* an allocation failed */
+  FDK_ERROR_BACKEND_UNAVAILABLE = 7, /* the requested backend/device is absent */
+  FDK_ERROR_DEVICE = 8,           /* a GPU/driver failure; message names it */
+  FDK_ERROR_CANCELLED = 9,        /* fdk_cancel was called */
+  FDK_ERROR_UNSUPPORTED = 10,     /* a valid request this build cannot do */
+  FDK_ERROR_STRUCT_SIZE = 11,     /* struct_size unknown: init the struct */
+  FDK_ERROR_INTERNAL = 12         /* a bug: please report the message */
+} fdk_status;
+
+/* A constant English name for a status ("FDK_ERROR_BUDGET: ..."); never NULL. */
+FDK_API const char* fdk_status_string(fdk_status status);
+
+/* ---- enumerations ---------------------------------------------------------- */
+typedef enum fdk_window {
+  FDK_WINDOW_RAM_LAK = 0, /* plain ramp, cut at `cutoff` */
+  FDK_WINDOW_SHEPP_LOGAN = 1,
+  FDK_WINDOW_COSINE = 2,
+  FDK_WINDOW_HAMMING = 3,
+  FDK_WINDOW_HANN = 4
+} fdk_window;
+
+typedef enum fdk_switch {
+  FDK_AUTO = 0, /* decided from the geometry */
+  FDK_ON = 1,
+  FDK_OFF = 2
+} fdk_switch;
+
+typedef enum fdk_backend {
+  FDK_BACKEND_AUTO = 0, /* CUDA when built in and a GPU is usable, else CPU */
+  FDK_BACKEND_CPU = 1,
+  FDK_BACKEND_CUDA = 2
+} fdk_backend;
+
+typedef enum fdk_precision {
+  FDK_PRECISION_FLOAT32 = 0, /* filtered projections stored bit-exact */
+  FDK_PRECISION_FLOAT16 = 1  /* half the memory; error bound in fdk_store_info */
+} fdk_precision;
+
+typedef enum fdk_scan_kind {
+  /* `num_views` views, gantry angle first_angle + i * arc / num_views, with
+     the shared sid/sdd and offsets of `uniform`. */
+  FDK_SCAN_UNIFORM = 0,
+  /* One fdk_view per view in `views`. */
+  FDK_SCAN_VIEWS = 1,
+  /* One 3x4 projection matrix per view in `matrices` (row-major, 12 doubles
+     a view), mapping homogeneous physical (x, y, z, 1) to physical detector
+     coordinates (u*w, v*w, w) exactly as RTK's GetMatrices(); it must be a
+     flat-panel perspective matrix (RTK's form, square pixels, no skew). */
+  FDK_SCAN_MATRICES = 2
+} fdk_scan_kind;
+
+/* ---- geometry -------------------------------------------------------------- */
+
+/* One view in RTK's circular parameters. */
+typedef struct fdk_view {
+  double gantry_angle_deg;
+  double sid;                  /* source to isocentre distance, > 0 */
+  double sdd;                  /* source to detector distance, > 0 */
+  double source_offset_x;
+  double source_offset_y;
+  double projection_offset_x;
+  double projection_offset_y;
+  double in_plane_angle_deg;
+  double out_of_plane_angle_deg;
+} fdk_view;
+
+typedef struct fdk_volume {
+  int32_t size[3];    /* voxels along x, y, z; each >= 1 */
+  double spacing[3];  /* > 0 */
+  double origin[3];   /* centre of voxel (0,0,0) */
+} fdk_volume;
+
+typedef struct fdk_detector {
+  int32_t size[2];    /* columns (u) and rows (v); each >= 1 */
+  double spacing[2];  /* > 0 */
+  double origin[2];   /* centre of pixel (0,0) in detector coordinates */
+} fdk_detector;
+
+typedef struct fdk_scan {
+  uint32_t struct_size; /* sizeof(fdk_scan), set by fdk_scan_init */
+  int32_t kind;         /* fdk_scan_kind */
+  int32_t num_views;    /* views announced; fewer may arrive (fdk_finish) */
+  /* FDK_SCAN_UNIFORM: */
+  double first_angle_deg;
+  double arc_deg;       /* signed; 360 for a full scan; angle step arc/num_views */
+  fdk_view uniform;     /* sid, sdd, offsets, tilts shared by all views
+                           (its gantry_angle_deg is ignored) */
+  /* FDK_SCAN_VIEWS: num_views entries; copied by fdk_create. */
+  const fdk_view* views;
+  /* FDK_SCAN_MATRICES: 12 * num_views doubles; copied by fdk_create. */
+  const double* matrices;
+} fdk_scan;
+
+/* ---- configuration --------------------------------------------------------- */
+#define FDK_MAX_DEVICES 16
+
+typedef struct fdk_config {
+  uint32_t struct_size;  /* sizeof(fdk_config), set by fdk_config_init */
+  fdk_volume volume;
+  fdk_detector detector;
+  fdk_scan scan;
+
+  /* Filtering. */
+  int32_t window;        /* fdk_window; default Ram-Lak */
+  double cutoff;         /* fraction of Nyquist in (0, 1]; default 1 */
+  int32_t short_scan;    /* fdk_switch: Parker weights; AUTO = when the views
+                            cover less than a full turn */
+  int32_t offset_detector; /* fdk_switch: half-fan weights; AUTO = when the
+                            detector is off-centre by more than one pixel */
+  double truncation_padding; /* extend each row on both sides by this
+                            fraction of its width with edge values fading
+                            to zero (cosine taper); 0 = off; at most 1 */
+
+  /* Execution. */
+  int32_t backend;       /* fdk_backend */
+  int32_t num_devices;   /* 0 = every usable GPU; else the first entries of
+                            `devices` (CUDA ordinals) */
+  int32_t devices[FDK_MAX_DEVICES];
+  uint64_t host_memory_budget; /* bytes for store + slab cache + work
+                            buffers; 0 = half of the physical memory */
+  uint64_t gpu_memory_budget;  /* bytes per GPU; 0 = 90% of its free memory */
+  int32_t precision;     /* fdk_precision of the stored filtered projections */
+  int32_t num_threads;   /* CPU threads for filtering, compression and the CPU
+                            backprojector; 0 = hardware concurrency */
+  int32_t slab_thickness;/* y planes per slab; 0 = chosen from the budgets */
+} fdk_config;
+
+/* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
+   cutoff 1, switches AUTO, backend AUTO, precision float32, scan kind
+   UNIFORM with arc 360). Returns its argument; NULL-safe. */
+FDK_API fdk_config* fdk_config_init(fdk_config* config);
+FDK_API fdk_scan* fdk_scan_init(fdk_scan* scan);
+
+/* ---- lifetime ------------------------------------------------------------- */
+typedef struct fdk_context fdk_context;
+
+/* Validates the configuration, plans the slabs and picks the backend. An
+   infeasible plan (budget too small) fails here with FDK_ERROR_BUDGET,
+   before any work. On failure *out is NULL and fdk_last_create_error()
+   describes the problem. */
+FDK_API fdk_status fdk_create(const fdk_config* config, fdk_context** out);
+/* Releases everything; NULL-safe. Must not race other calls on the handle. */
+FDK_API void fdk_destroy(fdk_context* ctx);
+
+/* ---- errors --------------------------------------------------------------- */
+/* The message of the last failed call on this handle ("" if none). Owned by
+   the handle; valid until the next call on it. NULL ctx gives "". */
+FDK_API const char* fdk_last_error(const fdk_context* ctx);
+/* The message of the last failed fdk_create (or init-free call without a
+   handle) on the calling thread; thread-local storage. */
+FDK_API const char* fdk_last_create_error(void);
+
+/* ---- acquisition ------------------------------------------------------------ */
+/* Pushes view `index` (0 <= index < num_views): detector.size[1] rows of
+   detector.size[0] float32 line integrals, rows `row_pitch_bytes` apart
+   (>= 4 * detector.size[0], a multiple of 4). `view` may be NULL (the
+   configured geometry of that view) or give this view's measured geometry,
+   which then replaces the configured one (same detector; the redundancy
+   weighting stays the one chosen from the configuration).
+   The projection is weighted, filtered and stored compressed before the
+   call returns; `pixels` can be reused at once.
+   Errors: INVALID_ARGUMENT (NULL, bad pitch, NaN/Inf pixel, bad view),
+   OUT_OF_RANGE (index), DUPLICATE (index already pushed), INVALID_STATE
+   (after fdk_finish), BUDGET (the store would outgrow the host budget),
+   CANCELLED. On any error nothing is stored and the handle stays usable. */
+FDK_API fdk_status fdk_push_projection(fdk_context* ctx, int32_t index,
+                                       const float* pixels,
+                                       size_t row_pitch_bytes,
+                                       const fdk_view* view);
+
+/* No more projections. Fewer than announced is legal: the angular weights
+   are recomputed from the views that arrived. At least one view must have
+   arrived (else INVALID_STATE). Calling it twice is INVALID_STATE. */
+FDK_API fdk_status fdk_finish(fdk_context* ctx);
+
+/* ---- the volume, slab by slab ----------------------------------------------- */
+typedef struct fdk_slab_info {
+  uint32_t struct_size; /* set by the caller to sizeof(fdk_slab_info) */
+  int32_t y_begin;      /* first y plane */
+  int32_t y_end;        /* one past the last */
+  uint64_t byte_size;   /* (y_end - y_begin) * size_z * size_x * 4 */
+} fdk_slab_info;
+
+/* Available right after fdk_create (the plan is fixed there). */
+FDK_API fdk_status fdk_slab_count(const fdk_context* ctx, int32_t* count);
+FDK_API fdk_status fdk_get_slab_info(const fdk_context* ctx, int32_t slab,
+                                     fdk_slab_info* info);
+
+/* Copies slab `slab` (layout above) into `buffer` of `buffer_bytes` (at
+   least its byte_size). Only after fdk_finish. Slabs may be read in any order
+   and more than once; a slab is computed when first needed and kept in a
+   cache bounded by the host budget. Blocks until the slab is ready. */
+FDK_API fdk_status fdk_read_slab(fdk_context* ctx, int32_t slab, float* buffer,
+                                 size_t buffer_bytes);
+
+/* ---- progress and cancellation ----------------------------------------------- */
+typedef enum fdk_phase {
+  FDK_PHASE_ACQUIRING = 0,      /* projections arriving */
+  FDK_PHASE_RECONSTRUCTING = 1, /* after fdk_finish, slabs being computed */
+  FDK_PHASE_DONE = 2,           /* every slab computed at least once */
+  FDK_PHASE_CANCELLED = 3
+} fdk_phase;
+
+typedef struct fdk_progress {
+  uint32_t struct_size; /* set by the caller to sizeof(fdk_progress) */
+  int32_t phase;        /* fdk_phase */
+  int32_t views_pushed;
+  int32_t views_total;  /* announced */
+  int32_t slabs_done;   /* slabs computed at least once */
+  int32_t slabs_total;
+} fdk_progress;
+
+/* Called on the thread doing the work (the pushing thread, or the thread
+   reading a slab) after each projection stored and each slab computed. It
+   must return quickly and may call only fdk_get_progress and fdk_cancel on
+   the same handle. */
+typedef void (*fdk_progress_fn)(void* user_data, const fdk_progress* progress);
+
+/* Replaces the callback (NULL removes it). */
+FDK_API fdk_status fdk_set_progress_callback(fdk_context* ctx,
+                                             fdk_progress_fn callback,
+                                             void* user_data);
+FDK_API fdk_status fdk_get_progress(const fdk_context* ctx,
+                                    fdk_progress* progress);
+
+/* Stops the reconstruction: a push, finish or slab computation in progress
+   returns FDK_ERROR_CANCELLED as soon as it notices, and so does every later
+   one. Safe from any thread, including a progress callback. Irreversible:
+   only queries and fdk_destroy remain useful. */
+FDK_API fdk_status fdk_cancel(fdk_context* ctx);
+
+/* ---- introspection ------------------------------------------------------------ */
+typedef struct fdk_store_info {
+  uint32_t struct_size;     /* set by the caller to sizeof(fdk_store_info) */
+  int32_t views_stored;
+  uint64_t raw_bytes;       /* filtered projections as float32 */
+  uint64_t stored_bytes;    /* compressed, in host memory */
+  double ratio;             /* raw_bytes / stored_bytes (0 when empty) */
+  /* float16 storage: |stored - exact| <= rel_error_bound * |exact| +
+     abs_error_bound_factor * (largest |value| in the same row band);
+     both 0 for float32. */
+  double rel_error_bound;
+  double abs_error_bound_factor;
+} fdk_store_info;
+
+FDK_API fdk_status fdk_get_store_info(const fdk_context* ctx,
+                                      fdk_store_info* info);
+
+typedef struct fdk_plan_info {
+  uint32_t struct_size;     /* set by the caller to sizeof(fdk_plan_info) */
+  int32_t backend;          /* fdk_backend actually used (CPU or CUDA) */
+  int32_t num_slabs;
+  int32_t slab_thickness;   /* planes of every slab but maybe the last */
+  int32_t short_scan;       /* 1 if Parker weights are applied */
+  int32_t offset_detector;  /* 1 if half-fan weights are applied */
+  int32_t num_threads;
+  uint64_t host_memory_budget; /* the effective budgets, in bytes */
+  uint64_t gpu_memory_budget;
+} fdk_plan_info;
+
+FDK_API fdk_status fdk_get_plan_info(const fdk_context* ctx,
+                                     fdk_plan_info* info);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FDK_FDK_H */

@@ -1,0 +1,182 @@
+// The extern "C" surface: argument checks that need no state, then the call
+// into the core under fdk::capi::guarded.
+#include <fdk/fdk.h>
+
+#include <cstring>
+
+#include "backend_choice.hpp"
+#include "context.hpp"
+
+using fdk::capi::guarded;
+
+namespace fdk::capi {
+
+namespace {
+thread_local std::string t_thread_error;
+}
+
+void set_thread_error(const std::string& message) { t_thread_error = message; }
+const char* thread_error() { return t_thread_error.c_str(); }
+
+void set_error(const fdk_context* ctx, const std::string& message) {
+  std::lock_guard<std::mutex> lock(ctx->error_mutex);
+  const_cast<fdk_context*>(ctx)->last_error = message;
+}
+
+}  // namespace fdk::capi
+
+namespace {
+
+#define FDK_STR2(x) #x
+#define FDK_STR(x) FDK_STR2(x)
+
+template <class Info>
+void check_out_struct(const Info* info, const char* name) {
+  if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
+  if (info->struct_size != sizeof(Info))
+    fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
+}
+
+const fdk::Reconstruction& recon_of(const fdk_context* ctx) { return *ctx->recon; }
+
+}  // namespace
+
+extern "C" {
+
+unsigned fdk_version(void) { return FDK_VERSION_NUMBER; }
+
+const char* fdk_version_string(void) {
+  return FDK_STR(FDK_VERSION_MAJOR) "." FDK_STR(FDK_VERSION_MINOR) "." FDK_STR(FDK_VERSION_PATCH);
+}
+
+const char* fdk_status_string(fdk_status status) {
+  switch (status) {
+    case FDK_OK: return "FDK_OK";
+    case FDK_ERROR_INVALID_ARGUMENT: return "FDK_ERROR_INVALID_ARGUMENT";
+    case FDK_ERROR_OUT_OF_RANGE: return "FDK_ERROR_OUT_OF_RANGE";
+    case FDK_ERROR_INVALID_STATE: return "FDK_ERROR_INVALID_STATE";
+    case FDK_ERROR_DUPLICATE: return "FDK_ERROR_DUPLICATE";
+    case FDK_ERROR_BUDGET: return "FDK_ERROR_BUDGET";
+    case FDK_ERROR_OUT_OF_MEMORY: return "FDK_ERROR_OUT_OF_MEMORY";
+    case FDK_ERROR_BACKEND_UNAVAILABLE: return "FDK_ERROR_BACKEND_UNAVAILABLE";
+    case FDK_ERROR_DEVICE: return "FDK_ERROR_DEVICE";
+    case FDK_ERROR_CANCELLED: return "FDK_ERROR_CANCELLED";
+    case FDK_ERROR_UNSUPPORTED: return "FDK_ERROR_UNSUPPORTED";
+    case FDK_ERROR_STRUCT_SIZE: return "FDK_ERROR_STRUCT_SIZE";
+    case FDK_ERROR_INTERNAL: return "FDK_ERROR_INTERNAL";
+  }
+  return "FDK_ERROR_UNKNOWN_STATUS";
+}
+
+fdk_scan* fdk_scan_init(fdk_scan* scan) {
+  if (!scan) return scan;
+  std::memset(scan, 0, sizeof(*scan));
+  scan->struct_size = sizeof(*scan);
+  scan->kind = FDK_SCAN_UNIFORM;
+  scan->arc_deg = 360.0;
+  return scan;
+}
+
+fdk_config* fdk_config_init(fdk_config* config) {
+  if (!config) return config;
+  std::memset(config, 0, sizeof(*config));
+  config->struct_size = sizeof(*config);
+  fdk_scan_init(&config->scan);
+  config->window = FDK_WINDOW_RAM_LAK;
+  config->cutoff = 1.0;
+  config->short_scan = FDK_AUTO;
+  config->offset_detector = FDK_AUTO;
+  config->backend = FDK_BACKEND_AUTO;
+  config->precision = FDK_PRECISION_FLOAT32;
+  return config;
+}
+
+fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
+  if (out) *out = nullptr;
+  return guarded(nullptr, [&] {
+    if (!out) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "out is NULL");
+    if (!config) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "config is NULL");
+    auto ctx = std::make_unique<fdk_context>();
+    ctx->recon = std::make_unique<fdk::Reconstruction>(*config, fdk::capi::choose_backend);
+    *out = ctx.release();
+  });
+}
+
+void fdk_destroy(fdk_context* ctx) {
+  try {
+    delete ctx;
+  } catch (...) {
+    // Destructors do not throw; nothing may escape the ABI regardless.
+  }
+}
+
+const char* fdk_last_error(const fdk_context* ctx) {
+  if (!ctx) return "";
+  std::lock_guard<std::mutex> lock(ctx->error_mutex);
+  return ctx->last_error.c_str();
+}
+
+const char* fdk_last_create_error(void) { return fdk::capi::thread_error(); }
+
+// Calls on a handle: a NULL handle is reported thread-locally, since there is
+// no handle to hold the message.
+#define FDK_WITH_CTX(ctx, body)                                                   \
+  do {                                                                            \
+    if (!(ctx))                                                                   \
+      return guarded(nullptr, [] { fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "ctx is NULL"); }); \
+    return guarded((ctx), [&] body);                                              \
+  } while (0)
+
+fdk_status fdk_push_projection(fdk_context* ctx, int32_t index, const float* pixels,
+                               size_t row_pitch_bytes, const fdk_view* view) {
+  FDK_WITH_CTX(ctx, { ctx->recon->push(index, pixels, row_pitch_bytes, view); });
+}
+
+fdk_status fdk_finish(fdk_context* ctx) { FDK_WITH_CTX(ctx, { ctx->recon->finish(); }); }
+
+fdk_status fdk_slab_count(const fdk_context* ctx, int32_t* count) {
+  FDK_WITH_CTX(ctx, {
+    if (!count) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "count is NULL");
+    *count = recon_of(ctx).slab_count();
+  });
+}
+
+fdk_status fdk_get_slab_info(const fdk_context* ctx, int32_t slab, fdk_slab_info* info) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(info, "fdk_slab_info");
+    *info = recon_of(ctx).slab_info(slab);
+  });
+}
+
+fdk_status fdk_read_slab(fdk_context* ctx, int32_t slab, float* buffer, size_t buffer_bytes) {
+  FDK_WITH_CTX(ctx, { ctx->recon->read_slab(slab, buffer, buffer_bytes); });
+}
+
+fdk_status fdk_set_progress_callback(fdk_context* ctx, fdk_progress_fn callback, void* user_data) {
+  FDK_WITH_CTX(ctx, { ctx->recon->set_progress_callback(callback, user_data); });
+}
+
+fdk_status fdk_get_progress(const fdk_context* ctx, fdk_progress* progress) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(progress, "fdk_progress");
+    *progress = recon_of(ctx).progress();
+  });
+}
+
+fdk_status fdk_cancel(fdk_context* ctx) { FDK_WITH_CTX(ctx, { ctx->recon->cancel(); }); }
+
+fdk_status fdk_get_store_info(const fdk_context* ctx, fdk_store_info* info) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(info, "fdk_store_info");
+    *info = recon_of(ctx).store_info();
+  });
+}
+
+fdk_status fdk_get_plan_info(const fdk_context* ctx, fdk_plan_info* info) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(info, "fdk_plan_info");
+    *info = recon_of(ctx).plan_info();
+  });
+}
+
+}  // extern "C"

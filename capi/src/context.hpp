@@ -1,0 +1,60 @@
+// What an fdk_context handle is, and the one place where C++ failures become
+// status codes and messages.
+#pragma once
+#include <fdk/fdk.h>
+
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "fdk/core/error.hpp"
+#include "fdk/core/reconstruction.hpp"
+
+struct fdk_context {
+  std::unique_ptr<fdk::Reconstruction> recon;
+  mutable std::mutex error_mutex;
+  std::string last_error;
+};
+
+namespace fdk::capi {
+
+// Thread-local message for failures without a handle (fdk_create).
+void set_thread_error(const std::string& message);
+void set_error(const fdk_context* ctx, const std::string& message);
+
+// Runs `body`, mapping every exception to a status and recording its
+// message on the handle (or thread-locally when ctx is null). Never throws.
+template <class Body>
+fdk_status guarded(const fdk_context* ctx, Body&& body) noexcept {
+  fdk_status status = FDK_OK;
+  std::string message;
+  try {
+    body();
+    return FDK_OK;
+  } catch (const fdk::Error& e) {
+    status = e.code();
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    status = FDK_ERROR_OUT_OF_MEMORY;
+    message = "out of host memory";
+  } catch (const std::exception& e) {
+    status = FDK_ERROR_INTERNAL;
+    message = std::string("internal error: ") + e.what();
+  } catch (...) {
+    status = FDK_ERROR_INTERNAL;
+    message = "internal error: unknown exception";
+  }
+  try {
+    const std::string full = std::string(fdk_status_string(status)) + ": " + message;
+    if (ctx)
+      set_error(ctx, full);
+    else
+      set_thread_error(full);
+  } catch (...) {
+    // Out of memory while formatting the message: the status still says it.
+  }
+  return status;
+}
+
+}  // namespace fdk::capi

@@ -1,0 +1,58 @@
+// Per-view geometry in RTK's circular parameters, from either those
+// parameters or a 3x4 projection matrix, and the one matrix per view that the
+// backprojectors use (voxel index -> detector index).
+#pragma once
+#include <fdk/fdk.h>
+
+#include <array>
+#include <vector>
+
+namespace fdk {
+
+// RTK's ThreeDCircularProjectionGeometry for one view: the rotated frame is
+// rot * world; in it the source is at (sox, soy, sid) and the detector origin
+// at (pox, poy, sid - sdd).
+struct ViewGeometry {
+  std::array<double, 9> rot{};  // row-major
+  double sid = 0, sdd = 0;
+  double sox = 0, soy = 0, pox = 0, poy = 0;
+  double angle = 0;  // gantry angle, radians in [0, 2pi): detector normal about y
+
+  // The foot of the source's perpendicular on the detector, in detector
+  // physical coordinates: where the cosine weight peaks.
+  double principal_u() const { return sox - pox; }
+  double principal_v() const { return soy - poy; }
+};
+
+// Validates (finite values, sid > 0, sdd > 0) and converts; throws fdk::Error.
+ViewGeometry view_from_parameters(const fdk_view& view);
+// Decomposes an RTK-form matrix (any non-zero scale); throws fdk::Error with
+// FDK_ERROR_INVALID_ARGUMENT when it is not a flat-panel perspective matrix.
+ViewGeometry view_from_matrix(const double* m12);
+// RTK's matrix of a view (physical coordinates), for tests and round trips.
+std::array<double, 12> rtk_matrix(const ViewGeometry& g);
+// The nominal views of a scan description; throws fdk::Error.
+std::vector<ViewGeometry> scan_views(const fdk_scan& scan);
+
+// Maps voxel index (i, j, k, 1) to (column * w, row * w, w), column/row being
+// detector pixel indices and w = sid - Zr the depth along the principal ray
+// (> 0 in front of the source). The backprojection weight is (sid / w)^2.
+struct IndexMatrix {
+  std::array<double, 12> m{};
+  double sid = 0;
+  // True when column and w do not depend on the y index (no tilt): the
+  // backprojector then reuses them along y.
+  bool y_separable() const;
+};
+
+IndexMatrix index_matrix(const ViewGeometry& g, const fdk_volume& volume,
+                         const fdk_detector& detector);
+
+// Detector rows [first, last] (clamped to the detector; first > last when
+// none) touched by voxel planes [y0, y1) of the volume, from the projections
+// of the slab's eight corners (a perspective map keeps convex hulls), widened
+// by one row for interpolation.
+std::array<int, 2> rows_for_slab(const IndexMatrix& p, const fdk_volume& volume,
+                                 int detector_rows, int y0, int y1);
+
+}  // namespace fdk

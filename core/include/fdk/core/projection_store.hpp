@@ -1,0 +1,64 @@
+// The compressed store of filtered projections in host memory: each view is
+// cut into bands of `band_rows` detector rows, each band byte-shuffled and
+// zstd-compressed on its own, so a slab decompresses only the rows it needs.
+// float32 is bit-exact; float16 stores each band scaled by a power of two
+// (no overflow, exact scaling) and is bounded by kFloat16RelBound and
+// kFloat16AbsBoundFactor (see fdk_store_info).
+#pragma once
+#include <fdk/fdk.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace fdk {
+
+// One view, compressed, not yet in the store (so a caller can check the
+// memory budget before committing it).
+struct CompressedView {
+  std::vector<std::vector<uint8_t>> bands;
+  uint64_t bytes() const;
+};
+
+class ProjectionStore {
+ public:
+  static constexpr double kFloat16RelBound = 1.0 / 2048;      // 2^-11
+  static constexpr double kFloat16AbsBoundFactor = 1.0 / 16777216;  // 2^-24
+
+  ProjectionStore(int width, int height, int num_views, fdk_precision precision,
+                  int band_rows = 16);
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+  int band_rows() const { return band_rows_; }
+  int num_bands() const { return (height_ + band_rows_ - 1) / band_rows_; }
+  fdk_precision precision() const { return precision_; }
+
+  // Pure function of its input; safe on many threads at once. `data` holds
+  // height rows of width floats, contiguous. zstd level 1 (speed first).
+  CompressedView compress(const float* data) const;
+  // Takes ownership. Thread-safe. The view must not be stored already.
+  void commit(int view, CompressedView&& compressed);
+  bool has(int view) const;
+
+  // Decompresses rows [row_begin, row_end) of `view` into out (row r at
+  // out + (r - row_begin) * width). Thread-safe; reads only the bands that
+  // overlap the range. Throws fdk::Error if the view is absent.
+  void read_rows(int view, int row_begin, int row_end, float* out) const;
+
+  uint64_t stored_bytes() const { return stored_bytes_.load(); }
+  uint64_t raw_bytes() const;  // views stored * width * height * 4
+  int views_stored() const { return views_stored_.load(); }
+
+ private:
+  int width_, height_, band_rows_;
+  fdk_precision precision_;
+  std::vector<CompressedView> views_;
+  std::vector<uint8_t> present_;
+  mutable std::mutex mutex_;
+  std::atomic<uint64_t> stored_bytes_{0};
+  std::atomic<int> views_stored_{0};
+};
+
+}  // namespace fdk

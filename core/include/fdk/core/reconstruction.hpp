@@ -1,0 +1,76 @@
+// The reconstruction pipeline behind one fdk_context: validates the
+// configuration, plans the slabs, takes projections (weight, filter,
+// compress), and computes slabs on demand through the chosen backend.
+#pragma once
+#include <fdk/fdk.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "fdk/core/backend.hpp"
+#include "fdk/core/slab_cache.hpp"
+#include "fdk/core/slab_planner.hpp"
+
+namespace fdk {
+
+// Validated, defaults-resolved settings (the configuration minus geometry).
+struct Settings {
+  fdk_config config{};  // pointers cleared: arrays are copied into the model
+  int num_threads = 1;
+  uint64_t host_budget = 0;
+};
+
+// Builds the backend the C ABI layer chose; may throw fdk::Error.
+using BackendFactory = std::function<std::unique_ptr<Backend>(const ScanModel&, const Settings&)>;
+
+class Reconstruction {
+ public:
+  // Throws fdk::Error for an invalid configuration or an infeasible plan.
+  Reconstruction(const fdk_config& config, const BackendFactory& make_backend);
+
+  void push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view);
+  void finish();
+  void read_slab(int slab, float* buffer, size_t buffer_bytes);
+
+  // Lock-free queries (the plan is fixed at construction).
+  int slab_count() const { return static_cast<int>(plan_.slabs.size()); }
+  fdk_slab_info slab_info(int slab) const;
+  fdk_progress progress() const;
+  fdk_store_info store_info() const;
+  fdk_plan_info plan_info() const;
+
+  void set_progress_callback(fdk_progress_fn fn, void* user_data);
+  void cancel();
+
+ private:
+  enum class State { kAcquiring, kFinished };
+
+  void check_usable() const;
+  void update_fov_mask(const ViewGeometry& g, const IndexMatrix& m);
+  void notify_progress();
+  uint64_t slab_bytes(int slab) const;
+
+  Settings settings_;
+  ScanModel model_;
+  std::unique_ptr<ProjectionStore> store_;
+  std::unique_ptr<Backend> backend_;
+  SlabPlan plan_;
+  SlabCache cache_;
+  std::vector<unsigned char> slab_done_;
+
+  std::mutex op_mutex_;  // serialises push, finish and read
+  State state_ = State::kAcquiring;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int> views_pushed_{0};
+  std::atomic<int> slabs_done_{0};
+  std::atomic<bool> finished_{false};
+
+  std::mutex callback_mutex_;
+  fdk_progress_fn callback_ = nullptr;
+  void* callback_user_ = nullptr;
+};
+
+}  // namespace fdk

@@ -1,0 +1,27 @@
+// Cuts the volume into y-slabs whose working set fits the host budget, and
+// reports an infeasible budget before any work starts.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace fdk {
+
+struct SlabPlan {
+  int thickness = 0;                     // planes of every slab but maybe the last
+  std::vector<std::array<int, 2>> slabs; // [y_begin, y_end)
+  uint64_t reserve_bytes = 0;            // host memory held back for one slab's work
+};
+
+// `work_bytes(planes)` is the backend's working memory for a slab of that
+// many planes, the slab itself excluded. A slab needs work_bytes(T) plus T
+// planes for its result; the rest of the budget is for the compressed store
+// and for caching further slabs. With requested_thickness 0 the thickness is
+// the largest that keeps a slab at most 256 MiB and its reserve within half
+// the budget, then evened out over the slabs. Throws fdk::Error
+// (FDK_ERROR_BUDGET) when not even one plane fits.
+SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
+                    int requested_thickness, const std::function<uint64_t(int)>& work_bytes);
+
+}  // namespace fdk

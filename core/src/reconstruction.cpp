@@ -1,0 +1,254 @@
+#include "fdk/core/reconstruction.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "config_validation.hpp"
+#include "fdk/core/error.hpp"
+
+namespace fdk {
+
+Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
+    : settings_(validate_config(config)) {
+  const fdk_config& c = settings_.config;
+  model_.volume = c.volume;
+  model_.input_detector = c.detector;
+  model_.views = scan_views(config.scan);  // the caller's arrays, copied here
+  model_.redundancy = plan_redundancy(model_.views, c.detector, static_cast<fdk_switch>(c.short_scan),
+                                      static_cast<fdk_switch>(c.offset_detector));
+  model_.detector = filtered_detector(model_.redundancy, c.detector, &model_.input_column_offset);
+  model_.filter.width = model_.detector.size[0];
+  model_.filter.pixel_spacing = model_.detector.spacing[0];
+  model_.filter.window = static_cast<fdk_window>(c.window);
+  model_.filter.cutoff = c.cutoff;
+  model_.filter.truncation_padding = c.truncation_padding;
+  model_.matrices.reserve(model_.views.size());
+  for (const auto& v : model_.views) model_.matrices.push_back(index_matrix(v, c.volume, model_.detector));
+  model_.arrived.assign(model_.views.size(), 0);
+  model_.view_weights.assign(model_.views.size(), 0.0);
+  model_.fov_mask.assign(model_.plane_floats(), 1);
+  store_ = std::make_unique<ProjectionStore>(model_.detector.size[0], model_.detector.size[1],
+                                             c.scan.num_views, static_cast<fdk_precision>(c.precision));
+  model_.store = store_.get();
+  model_.cancelled = &cancelled_;
+
+  backend_ = make_backend(model_, settings_);
+  const uint64_t plane_bytes = 4ull * model_.plane_floats();
+  plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
+                     [&](int planes) { return backend_->host_work_bytes(model_, planes); });
+  slab_done_.assign(plan_.slabs.size(), 0);
+}
+
+void Reconstruction::check_usable() const {
+  if (cancelled_.load()) fail(FDK_ERROR_CANCELLED, "the reconstruction was cancelled");
+}
+
+void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view) {
+  std::lock_guard<std::mutex> lock(op_mutex_);
+  check_usable();
+  if (state_ != State::kAcquiring)
+    fail(FDK_ERROR_INVALID_STATE, "fdk_push_projection after fdk_finish");
+  const int num_views = static_cast<int>(model_.views.size());
+  if (index < 0 || index >= num_views)
+    fail(FDK_ERROR_OUT_OF_RANGE, "projection index " + std::to_string(index) + " is outside [0, " +
+                                     std::to_string(num_views) + ")");
+  if (model_.arrived[static_cast<size_t>(index)])
+    fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(index) + " was already pushed");
+  if (!pixels) fail(FDK_ERROR_INVALID_ARGUMENT, "pixels is NULL");
+  const int nu = model_.input_detector.size[0], nv = model_.input_detector.size[1];
+  if (row_pitch_bytes < sizeof(float) * static_cast<size_t>(nu) || row_pitch_bytes % sizeof(float) != 0)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "row_pitch_bytes " + std::to_string(row_pitch_bytes) +
+                                         " must be a multiple of 4 and at least 4 * " +
+                                         std::to_string(nu));
+  for (int j = 0; j < nv; ++j) {
+    const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) +
+                                                      static_cast<size_t>(j) * row_pitch_bytes);
+    for (int i = 0; i < nu; ++i)
+      if (!std::isfinite(row[i]))
+        fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(index) + " has a non-finite pixel at column " +
+                                             std::to_string(i) + ", row " + std::to_string(j));
+  }
+  const ViewGeometry geometry = view ? view_from_parameters(*view) : model_.views[static_cast<size_t>(index)];
+  const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector)
+                                  : model_.matrices[static_cast<size_t>(index)];
+
+  std::vector<float> filtered(static_cast<size_t>(model_.detector.size[0]) * static_cast<size_t>(nv));
+  backend_->filter(model_, geometry, pixels, row_pitch_bytes, filtered.data());
+  check_usable();
+  CompressedView compressed = store_->compress(filtered.data());
+  const uint64_t limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
+  if (store_->stored_bytes() + compressed.bytes() > limit)
+    fail(FDK_ERROR_BUDGET, "the compressed projections would exceed the host memory budget (" +
+                               std::to_string(limit >> 20) + " MiB left for them after the slab reserve)");
+  // Nothing below throws except allocation: the view is now accepted.
+  store_->commit(index, std::move(compressed));
+  model_.views[static_cast<size_t>(index)] = geometry;
+  model_.matrices[static_cast<size_t>(index)] = matrix;
+  model_.arrived[static_cast<size_t>(index)] = 1;
+  update_fov_mask(geometry, matrix);
+  views_pushed_.fetch_add(1);
+  notify_progress();
+}
+
+// A column (x, z) stays in the field of view while every view sees it, or,
+// with an offset detector, sees it or its mirror image about the principal
+// point (the conjugate ray). Tilted views do not narrow it: the
+// backprojector checks them voxel by voxel.
+void Reconstruction::update_fov_mask(const ViewGeometry& g, const IndexMatrix& pm) {
+  if (!pm.y_separable()) return;
+  const int nx = model_.volume.size[0], nz = model_.volume.size[2];
+  const double last = model_.detector.size[0] - 1;
+  const double* m = pm.m.data();
+  const bool mirror = model_.redundancy.offset_detector;
+  const double principal_col = (g.principal_u() - model_.detector.origin[0]) / model_.detector.spacing[0];
+  for (int k = 0; k < nz; ++k) {
+    unsigned char* row = model_.fov_mask.data() + static_cast<size_t>(k) * nx;
+    for (int i = 0; i < nx; ++i) {
+      if (!row[i]) continue;
+      const double w = m[8] * i + m[10] * k + m[11];
+      bool seen = false;
+      if (w > 0) {
+        const double u = (m[0] * i + m[2] * k + m[3]) / w;
+        seen = u >= 0 && u <= last;
+        if (!seen && mirror) {
+          const double mirrored = 2 * principal_col - u;
+          seen = mirrored >= 0 && mirrored <= last;
+        }
+      }
+      if (!seen) row[i] = 0;
+    }
+  }
+}
+
+void Reconstruction::finish() {
+  std::lock_guard<std::mutex> lock(op_mutex_);
+  check_usable();
+  if (state_ != State::kAcquiring) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
+  if (views_pushed_.load() == 0)
+    fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
+  model_.view_weights = angular_weights(model_.views, model_.arrived, model_.redundancy.short_scan);
+  model_.view_order.clear();
+  for (size_t v = 0; v < model_.arrived.size(); ++v)
+    if (model_.arrived[v]) model_.view_order.push_back(static_cast<int>(v));
+  state_ = State::kFinished;
+  finished_.store(true);
+  notify_progress();
+}
+
+uint64_t Reconstruction::slab_bytes(int slab) const {
+  const auto& s = plan_.slabs[static_cast<size_t>(slab)];
+  return 4ull * model_.plane_floats() * static_cast<uint64_t>(s[1] - s[0]);
+}
+
+void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
+  std::lock_guard<std::mutex> lock(op_mutex_);
+  check_usable();
+  if (state_ != State::kFinished) fail(FDK_ERROR_INVALID_STATE, "fdk_read_slab before fdk_finish");
+  if (slab < 0 || slab >= slab_count())
+    fail(FDK_ERROR_OUT_OF_RANGE, "slab " + std::to_string(slab) + " is outside [0, " +
+                                     std::to_string(slab_count()) + ")");
+  if (!buffer) fail(FDK_ERROR_INVALID_ARGUMENT, "buffer is NULL");
+  const uint64_t bytes = slab_bytes(slab);
+  if (buffer_bytes < bytes)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "buffer_bytes " + std::to_string(buffer_bytes) + " is smaller than slab " +
+                                         std::to_string(slab) + "'s " + std::to_string(bytes) + " bytes");
+  SlabCache::Slab data = cache_.find(slab);
+  if (!data) {
+    const auto& range = plan_.slabs[static_cast<size_t>(slab)];
+    auto computed = std::make_shared<std::vector<float>>(bytes / 4);
+    backend_->backproject(model_, range[0], range[1], computed->data());
+    // What the store leaves of the budget, beyond the reserve, may cache more slabs.
+    const uint64_t used = store_->stored_bytes() + plan_.reserve_bytes;
+    const uint64_t spare = settings_.host_budget > used ? settings_.host_budget - used : 0;
+    data = computed;
+    cache_.insert(slab, std::move(computed), spare + bytes);
+    if (!slab_done_[static_cast<size_t>(slab)]) {
+      slab_done_[static_cast<size_t>(slab)] = 1;
+      slabs_done_.fetch_add(1);
+    }
+    notify_progress();
+  }
+  std::memcpy(buffer, data->data(), bytes);
+}
+
+fdk_slab_info Reconstruction::slab_info(int slab) const {
+  if (slab < 0 || slab >= slab_count())
+    fail(FDK_ERROR_OUT_OF_RANGE, "slab " + std::to_string(slab) + " is outside [0, " +
+                                     std::to_string(slab_count()) + ")");
+  fdk_slab_info info{};
+  info.struct_size = sizeof(info);
+  info.y_begin = plan_.slabs[static_cast<size_t>(slab)][0];
+  info.y_end = plan_.slabs[static_cast<size_t>(slab)][1];
+  info.byte_size = slab_bytes(slab);
+  return info;
+}
+
+fdk_progress Reconstruction::progress() const {
+  fdk_progress p{};
+  p.struct_size = sizeof(p);
+  p.views_pushed = views_pushed_.load();
+  p.views_total = static_cast<int32_t>(model_.views.size());
+  p.slabs_done = slabs_done_.load();
+  p.slabs_total = slab_count();
+  if (cancelled_.load())
+    p.phase = FDK_PHASE_CANCELLED;
+  else if (!finished_.load())
+    p.phase = FDK_PHASE_ACQUIRING;
+  else
+    p.phase = p.slabs_done == p.slabs_total ? FDK_PHASE_DONE : FDK_PHASE_RECONSTRUCTING;
+  return p;
+}
+
+fdk_store_info Reconstruction::store_info() const {
+  fdk_store_info info{};
+  info.struct_size = sizeof(info);
+  info.views_stored = store_->views_stored();
+  info.raw_bytes = store_->raw_bytes();
+  info.stored_bytes = store_->stored_bytes();
+  info.ratio = info.stored_bytes ? static_cast<double>(info.raw_bytes) / static_cast<double>(info.stored_bytes) : 0;
+  if (store_->precision() == FDK_PRECISION_FLOAT16) {
+    info.rel_error_bound = ProjectionStore::kFloat16RelBound;
+    info.abs_error_bound_factor = ProjectionStore::kFloat16AbsBoundFactor;
+  }
+  return info;
+}
+
+fdk_plan_info Reconstruction::plan_info() const {
+  fdk_plan_info info{};
+  info.struct_size = sizeof(info);
+  info.backend = backend_->kind();
+  info.num_slabs = slab_count();
+  info.slab_thickness = plan_.thickness;
+  info.short_scan = model_.redundancy.short_scan ? 1 : 0;
+  info.offset_detector = model_.redundancy.offset_detector ? 1 : 0;
+  info.num_threads = settings_.num_threads;
+  info.host_memory_budget = settings_.host_budget;
+  info.gpu_memory_budget = settings_.config.gpu_memory_budget;
+  return info;
+}
+
+void Reconstruction::set_progress_callback(fdk_progress_fn fn, void* user_data) {
+  std::lock_guard<std::mutex> lock(callback_mutex_);
+  callback_ = fn;
+  callback_user_ = user_data;
+}
+
+void Reconstruction::notify_progress() {
+  fdk_progress_fn fn;
+  void* user;
+  {
+    std::lock_guard<std::mutex> lock(callback_mutex_);
+    fn = callback_;
+    user = callback_user_;
+  }
+  if (fn) {
+    const fdk_progress p = progress();
+    fn(user, &p);
+  }
+}
+
+void Reconstruction::cancel() { cancelled_.store(true); }
+
+}  // namespace fdk

@@ -1,0 +1,55 @@
+#include "fdk/core/slab_planner.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "fdk/core/error.hpp"
+
+namespace fdk {
+namespace {
+
+constexpr uint64_t kMaxSlabBytes = 256ull << 20;
+
+std::string mib(uint64_t bytes) {
+  return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
+}
+
+}  // namespace
+
+SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
+                    int requested_thickness, const std::function<uint64_t(int)>& work_bytes) {
+  const auto reserve = [&](int planes) {
+    return work_bytes(planes) + plane_bytes * static_cast<uint64_t>(planes);
+  };
+  if (reserve(1) > host_budget)
+    fail(FDK_ERROR_BUDGET, "host memory budget " + mib(host_budget) +
+                               " is too small: one volume plane with its working memory needs " +
+                               mib(reserve(1)));
+  int thickness;
+  if (requested_thickness > 0) {
+    thickness = std::min(requested_thickness, planes_total);
+    if (reserve(thickness) > host_budget)
+      fail(FDK_ERROR_BUDGET, "host memory budget " + mib(host_budget) + " is too small for slabs of " +
+                                 std::to_string(thickness) + " planes (" + mib(reserve(thickness)) +
+                                 " needed)");
+  } else {
+    thickness = 1;
+    while (thickness < planes_total) {
+      const int next = std::min(planes_total, thickness * 2);
+      if (plane_bytes * static_cast<uint64_t>(next) > kMaxSlabBytes || reserve(next) > host_budget / 2)
+        break;
+      thickness = next;
+    }
+    // Even out: the same number of slabs, as equal as possible.
+    const int count = (planes_total + thickness - 1) / thickness;
+    thickness = (planes_total + count - 1) / count;
+  }
+  SlabPlan plan;
+  plan.thickness = thickness;
+  for (int y = 0; y < planes_total; y += thickness)
+    plan.slabs.push_back({y, std::min(planes_total, y + thickness)});
+  plan.reserve_bytes = reserve(thickness);
+  return plan;
+}
+
+}  // namespace fdk

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fdk needs to build and test, only if one is
+# missing (checked with dpkg -s first, so a ready machine costs nothing and
+# needs no network). Extra package names may be given as arguments.
+# Works as root without sudo, or through sudo otherwise.
+set -euo pipefail
+
+packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev "$@")
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg -s "$package" >/dev/null 2>&1; then
+    missing+=("$package")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps: missing ${missing[*]}, and not root and no sudo to install them" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,252 @@
+// Every misuse returns its documented status, says why, and leaves the handle
+// usable with its stored projections intact: after all of them the volume is
+// bit-identical to a clean run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "small_scan.hpp"
+
+using fdk_test::SmallScan;
+
+namespace {
+
+struct Handle {
+  fdk_context* ctx = nullptr;
+  ~Handle() { fdk_destroy(ctx); }
+};
+
+std::vector<float> clean_volume(const SmallScan& scan) {
+  Handle h;
+  EXPECT_EQ(fdk_create(&scan.config, &h.ctx), FDK_OK) << fdk_last_create_error();
+  for (int v = 0; v < scan.views(); ++v)
+    EXPECT_EQ(fdk_push_projection(h.ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
+  EXPECT_EQ(fdk_finish(h.ctx), FDK_OK);
+  std::vector<float> volume;
+  EXPECT_EQ(fdk_test::read_volume(h.ctx, volume), FDK_OK);
+  return volume;
+}
+
+int views_stored(const fdk_context* ctx) {
+  fdk_store_info info{};
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(fdk_get_store_info(ctx, &info), FDK_OK);
+  return info.views_stored;
+}
+
+// The message names the status and is not empty beyond it.
+void expect_message(const fdk_context* ctx, fdk_status status, const char* needle) {
+  const std::string msg = ctx ? fdk_last_error(ctx) : fdk_last_create_error();
+  EXPECT_NE(msg.find(fdk_status_string(status)), std::string::npos) << msg;
+  EXPECT_NE(msg.find(needle), std::string::npos) << "message '" << msg << "' lacks '" << needle << "'";
+}
+
+}  // namespace
+
+TEST(Misuse, NullArgumentsWithoutHandle) {
+  SmallScan scan(16, 8, 16);
+  fdk_context* ctx = reinterpret_cast<fdk_context*>(0x1);
+  EXPECT_EQ(fdk_create(nullptr, &ctx), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx, nullptr);
+  expect_message(nullptr, FDK_ERROR_INVALID_ARGUMENT, "config");
+  EXPECT_EQ(fdk_create(&scan.config, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(nullptr, FDK_ERROR_INVALID_ARGUMENT, "out");
+  EXPECT_EQ(fdk_push_projection(nullptr, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fdk_finish(nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fdk_read_slab(nullptr, 0, nullptr, 0), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fdk_cancel(nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  int32_t count = 0;
+  EXPECT_EQ(fdk_slab_count(nullptr, &count), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(fdk_last_error(nullptr), "");
+  fdk_destroy(nullptr);  // NULL-safe
+  EXPECT_EQ(fdk_config_init(nullptr), nullptr);
+}
+
+TEST(Misuse, StatusStringsArePinned) {
+  EXPECT_EQ(FDK_OK, 0);
+  EXPECT_EQ(FDK_ERROR_INVALID_ARGUMENT, 1);
+  EXPECT_EQ(FDK_ERROR_OUT_OF_RANGE, 2);
+  EXPECT_EQ(FDK_ERROR_INVALID_STATE, 3);
+  EXPECT_EQ(FDK_ERROR_DUPLICATE, 4);
+  EXPECT_EQ(FDK_ERROR_BUDGET, 5);
+  EXPECT_EQ(FDK_ERROR_OUT_OF_MEMORY, 6);
+  EXPECT_EQ(FDK_ERROR_BACKEND_UNAVAILABLE, 7);
+  EXPECT_EQ(FDK_ERROR_DEVICE, 8);
+  EXPECT_EQ(FDK_ERROR_CANCELLED, 9);
+  EXPECT_EQ(FDK_ERROR_UNSUPPORTED, 10);
+  EXPECT_EQ(FDK_ERROR_STRUCT_SIZE, 11);
+  EXPECT_EQ(FDK_ERROR_INTERNAL, 12);
+  for (int s = 0; s <= 12; ++s)
+    EXPECT_EQ(std::string(fdk_status_string(static_cast<fdk_status>(s))).rfind("FDK_", 0), 0u);
+  EXPECT_STREQ(fdk_status_string(static_cast<fdk_status>(999)), "FDK_ERROR_UNKNOWN_STATUS");
+  EXPECT_EQ(fdk_version(), static_cast<unsigned>(FDK_VERSION_NUMBER));
+}
+
+TEST(Misuse, BadConfigurationsAreRejectedWithTheirField) {
+  const SmallScan scan(16, 8, 16);
+  struct Case {
+    const char* name;
+    void (*mutate)(fdk_config&);
+    fdk_status status;
+    const char* needle;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  static double s_nan;
+  s_nan = nan;
+  const Case cases[] = {
+      {"struct_size", [](fdk_config& c) { c.struct_size = 8; }, FDK_ERROR_STRUCT_SIZE, "fdk_config_init"},
+      {"scan struct_size", [](fdk_config& c) { c.scan.struct_size = 0; }, FDK_ERROR_STRUCT_SIZE, "scan"},
+      {"volume size", [](fdk_config& c) { c.volume.size[1] = 0; }, FDK_ERROR_INVALID_ARGUMENT, "volume y size"},
+      {"volume spacing NaN", [](fdk_config& c) { c.volume.spacing[0] = s_nan; }, FDK_ERROR_INVALID_ARGUMENT, "volume x spacing"},
+      {"volume spacing <0", [](fdk_config& c) { c.volume.spacing[2] = -1; }, FDK_ERROR_INVALID_ARGUMENT, "volume z spacing"},
+      {"detector rows", [](fdk_config& c) { c.detector.size[1] = 1; }, FDK_ERROR_INVALID_ARGUMENT, "detector v"},
+      {"detector origin", [](fdk_config& c) { c.detector.origin[0] = s_nan; }, FDK_ERROR_INVALID_ARGUMENT, "detector u"},
+      {"window", [](fdk_config& c) { c.window = 99; }, FDK_ERROR_INVALID_ARGUMENT, "window"},
+      {"cutoff", [](fdk_config& c) { c.cutoff = 0; }, FDK_ERROR_INVALID_ARGUMENT, "cutoff"},
+      {"padding", [](fdk_config& c) { c.truncation_padding = 2; }, FDK_ERROR_INVALID_ARGUMENT, "truncation_padding"},
+      {"short_scan", [](fdk_config& c) { c.short_scan = 7; }, FDK_ERROR_INVALID_ARGUMENT, "short_scan"},
+      {"backend", [](fdk_config& c) { c.backend = 5; }, FDK_ERROR_INVALID_ARGUMENT, "backend"},
+      {"devices", [](fdk_config& c) { c.num_devices = 17; }, FDK_ERROR_INVALID_ARGUMENT, "num_devices"},
+      {"precision", [](fdk_config& c) { c.precision = 3; }, FDK_ERROR_INVALID_ARGUMENT, "precision"},
+      {"threads", [](fdk_config& c) { c.num_threads = -1; }, FDK_ERROR_INVALID_ARGUMENT, "num_threads"},
+      {"num_views", [](fdk_config& c) { c.scan.num_views = 0; }, FDK_ERROR_INVALID_ARGUMENT, "num_views"},
+      {"arc", [](fdk_config& c) { c.scan.arc_deg = 0; }, FDK_ERROR_INVALID_ARGUMENT, "arc_deg"},
+      {"sid", [](fdk_config& c) { c.scan.uniform.sid = -5; }, FDK_ERROR_INVALID_ARGUMENT, "SID"},
+      {"sdd NaN", [](fdk_config& c) { c.scan.uniform.sdd = s_nan; }, FDK_ERROR_INVALID_ARGUMENT, "SDD"},
+      {"views NULL", [](fdk_config& c) { c.scan.kind = FDK_SCAN_VIEWS; }, FDK_ERROR_INVALID_ARGUMENT, "scan.views"},
+      {"matrices NULL", [](fdk_config& c) { c.scan.kind = FDK_SCAN_MATRICES; }, FDK_ERROR_INVALID_ARGUMENT, "scan.matrices"},
+      {"scan kind", [](fdk_config& c) { c.scan.kind = 9; }, FDK_ERROR_INVALID_ARGUMENT, "scan.kind"},
+      {"short+offset", [](fdk_config& c) { c.short_scan = FDK_ON; c.offset_detector = FDK_ON; c.scan.arc_deg = 220; },
+       FDK_ERROR_UNSUPPORTED, "offset"},
+      {"arc < 180", [](fdk_config& c) { c.scan.arc_deg = 90; }, FDK_ERROR_INVALID_ARGUMENT, "180"},
+      {"host budget", [](fdk_config& c) { c.host_memory_budget = 1024; }, FDK_ERROR_BUDGET, "budget"},
+      {"slab too thick", [](fdk_config& c) { c.host_memory_budget = 30000; c.slab_thickness = 16; }, FDK_ERROR_BUDGET, "budget"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fdk_config config = scan.config;
+    c.mutate(config);
+    fdk_context* ctx = nullptr;
+    EXPECT_EQ(fdk_create(&config, &ctx), c.status);
+    EXPECT_EQ(ctx, nullptr);
+    expect_message(nullptr, c.status, c.needle);
+    fdk_destroy(ctx);
+  }
+}
+
+TEST(Misuse, CudaRequestInThisVersionIsUnavailable) {
+  SmallScan scan(16, 8, 16);
+  scan.config.backend = FDK_BACKEND_CUDA;
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&scan.config, &ctx), FDK_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(std::string(fdk_last_create_error()).find("CUDA"), std::string::npos);
+}
+
+TEST(Misuse, EveryBadCallLeavesTheHandleAndStoreIntact) {
+  const SmallScan scan;
+  const std::vector<float> reference = clean_volume(scan);
+
+  Handle h;
+  ASSERT_EQ(fdk_create(&scan.config, &h.ctx), FDK_OK) << fdk_last_create_error();
+  const int n = scan.views();
+  // Read and finish before anything arrived.
+  std::vector<float> buffer(32 * 32 * 32);
+  EXPECT_EQ(fdk_read_slab(h.ctx, 0, buffer.data(), buffer.size() * 4), FDK_ERROR_INVALID_STATE);
+  expect_message(h.ctx, FDK_ERROR_INVALID_STATE, "before fdk_finish");
+  EXPECT_EQ(fdk_finish(h.ctx), FDK_ERROR_INVALID_STATE);
+  expect_message(h.ctx, FDK_ERROR_INVALID_STATE, "before any projection");
+
+  for (int v = 0; v < n / 2; ++v)
+    ASSERT_EQ(fdk_push_projection(h.ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
+  ASSERT_EQ(views_stored(h.ctx), n / 2);
+
+  std::vector<float> bad(scan.projections[static_cast<size_t>(n / 2)]);
+  const int nu = scan.config.detector.size[0];
+  EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, nullptr, scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "pixels is NULL");
+  EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, bad.data(), scan.pitch() - 4, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "row_pitch_bytes");
+  EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, bad.data(), scan.pitch() + 2, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  bad[static_cast<size_t>(3 * nu + 5)] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, bad.data(), scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "column 5, row 3");
+  bad[static_cast<size_t>(3 * nu + 5)] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, bad.data(), scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fdk_push_projection(h.ctx, -1, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(fdk_push_projection(h.ctx, n, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_OUT_OF_RANGE);
+  expect_message(h.ctx, FDK_ERROR_OUT_OF_RANGE, "index");
+  EXPECT_EQ(fdk_push_projection(h.ctx, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_DUPLICATE);
+  expect_message(h.ctx, FDK_ERROR_DUPLICATE, "already pushed");
+  fdk_view broken{};
+  broken.sid = 0;
+  broken.sdd = 750;
+  EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, scan.pixels(n / 2), scan.pitch(), &broken), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "SID");
+  fdk_slab_info info{};
+  EXPECT_EQ(fdk_get_slab_info(h.ctx, 0, &info), FDK_ERROR_STRUCT_SIZE);
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(fdk_get_slab_info(h.ctx, 99, &info), FDK_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(views_stored(h.ctx), n / 2);  // nothing half-stored
+
+  for (int v = n / 2; v < n; ++v)
+    ASSERT_EQ(fdk_push_projection(h.ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(h.ctx);
+  ASSERT_EQ(fdk_finish(h.ctx), FDK_OK);
+  EXPECT_EQ(fdk_finish(h.ctx), FDK_ERROR_INVALID_STATE);
+  expect_message(h.ctx, FDK_ERROR_INVALID_STATE, "already");
+  EXPECT_EQ(fdk_push_projection(h.ctx, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_INVALID_STATE);
+  expect_message(h.ctx, FDK_ERROR_INVALID_STATE, "after fdk_finish");
+  EXPECT_EQ(fdk_read_slab(h.ctx, -1, buffer.data(), buffer.size() * 4), FDK_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(fdk_read_slab(h.ctx, 0, nullptr, buffer.size() * 4), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fdk_read_slab(h.ctx, 0, buffer.data(), 16), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "buffer_bytes");
+
+  std::vector<float> volume;
+  ASSERT_EQ(fdk_test::read_volume(h.ctx, volume), FDK_OK);
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), volume.size() * 4), 0);
+}
+
+TEST(Misuse, StoreOutgrowingTheBudgetIsRefusedAndTheRestStillWorks) {
+  SmallScan scan;
+  scan.config.slab_thickness = scan.config.volume.size[1];
+  // The smallest budget the planner accepts (to 4 KiB), and one view's size.
+  uint64_t minimal = 4096;
+  fdk_context* ctx = nullptr;
+  for (;; minimal += 4096) {
+    scan.config.host_memory_budget = minimal;
+    const fdk_status s = fdk_create(&scan.config, &ctx);
+    if (s == FDK_OK) break;
+    ASSERT_EQ(s, FDK_ERROR_BUDGET);
+    ASSERT_LT(minimal, 64ull << 20);
+  }
+  fdk_destroy(ctx);
+  scan.config.host_memory_budget = 0;
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
+  ASSERT_EQ(fdk_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_OK);
+  fdk_store_info store{};
+  store.struct_size = sizeof(store);
+  ASSERT_EQ(fdk_get_store_info(ctx, &store), FDK_OK);
+  fdk_destroy(ctx);
+
+  // Room for about three compressed views beyond the plan's reserve.
+  scan.config.host_memory_budget = minimal + 3 * store.stored_bytes;
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK) << fdk_last_create_error();
+  int accepted = 0;
+  fdk_status last = FDK_OK;
+  for (int v = 0; v < scan.views() && last == FDK_OK; ++v) {
+    last = fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+    if (last == FDK_OK) ++accepted;
+  }
+  EXPECT_EQ(last, FDK_ERROR_BUDGET);
+  EXPECT_NE(std::string(fdk_last_error(ctx)).find("host memory budget"), std::string::npos);
+  EXPECT_GE(accepted, 1);
+  EXPECT_LT(accepted, scan.views());
+  EXPECT_EQ(views_stored(ctx), accepted);
+  EXPECT_EQ(fdk_finish(ctx), FDK_OK);  // fewer views than announced: legal
+  std::vector<float> volume;
+  EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
+  fdk_destroy(ctx);
+}

@@ -1,0 +1,341 @@
+#include <fdk/core/error.hpp>
+#include <fdk/core/projection_store.hpp>
+#include <fdk/core/ramp_filter.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using fdk::CompressedView;
+using fdk::ProjectionStore;
+
+std::vector<float> random_image(int width, int height, float scale, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(static_cast<size_t>(width) * height);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// Values a float32 store must keep bit for bit, scattered over the image.
+std::vector<float> nasty_image(int width, int height, unsigned seed) {
+  auto v = random_image(width, height, 1.0f, seed);
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1e-40f,
+                            -1.4e-45f,
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::min(),
+                            3e38f,
+                            -std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            -123456.789f};
+  std::mt19937 rng(seed + 1);
+  for (size_t i = 0; i < v.size(); i += 1 + rng() % 7) v[i] = specials[rng() % 12];
+  return v;
+}
+
+// Smooth, like a filtered projection of an object: low-pass bumps, ramp filtered.
+std::vector<float> smooth_filtered_image(int width, int height) {
+  std::vector<float> v(static_cast<size_t>(width) * height);
+  for (int j = 0; j < height; ++j)
+    for (int i = 0; i < width; ++i) {
+      const double x = (i - width / 2.0) / (width / 2.5), y = (j - height / 2.0) / (height / 2.5);
+      const double r2 = x * x + y * y;
+      v[static_cast<size_t>(j) * width + i] =
+          static_cast<float>(r2 < 1 ? 40.0 * std::sqrt(1 - r2) + 5 * std::cos(3 * x) : 0.0);
+    }
+  fdk::RampFilterParams p;
+  p.width = width;
+  p.pixel_spacing = 0.5;
+  p.window = FDK_WINDOW_HANN;
+  fdk::RampFilter(p).filter_rows(v.data(), height, width);
+  return v;
+}
+
+std::vector<float> read_all(const ProjectionStore& s, int view) {
+  std::vector<float> out(static_cast<size_t>(s.width()) * s.height());
+  s.read_rows(view, 0, s.height(), out.data());
+  return out;
+}
+
+template <class F>
+void expect_code(fdk_status code, F&& f) {
+  try {
+    f();
+    ADD_FAILURE() << "no fdk::Error thrown";
+  } catch (const fdk::Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+  }
+}
+
+TEST(ProjectionStore, Float32RoundTripIsBitExact) {
+  const int width = 37, height = 45;
+  for (int band_rows : {16, 9, 7, 1, 45, 100}) {
+    ProjectionStore store(width, height, 3, FDK_PRECISION_FLOAT32, band_rows);
+    EXPECT_EQ(store.num_bands(), (height + band_rows - 1) / band_rows);
+    std::vector<std::vector<float>> images;
+    for (int v = 0; v < 3; ++v) {
+      images.push_back(nasty_image(width, height, 10u * band_rows + v));
+      CompressedView c = store.compress(images.back().data());
+      ASSERT_EQ(c.bands.size(), static_cast<size_t>(store.num_bands()));
+      store.commit(v, std::move(c));
+    }
+    for (int v = 0; v < 3; ++v) {
+      const auto out = read_all(store, v);
+      EXPECT_EQ(0, std::memcmp(out.data(), images[v].data(), out.size() * sizeof(float)))
+          << "band_rows " << band_rows << " view " << v;
+    }
+  }
+}
+
+TEST(ProjectionStore, SubRangesMatchTheirRows) {
+  const int width = 23, height = 50;
+  for (fdk_precision prec : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+    ProjectionStore store(width, height, 1, prec, 8);
+    const auto image = random_image(width, height, 3.0f, 5);
+    store.commit(0, store.compress(image.data()));
+    const auto whole = read_all(store, 0);
+
+    std::mt19937 rng(9);
+    std::vector<std::pair<int, int>> ranges = {{0, 0}, {0, 1}, {7, 9}, {8, 16}, {15, 17},
+                                               {49, 50}, {48, 50}, {0, 50}, {50, 50}};
+    for (int k = 0; k < 40; ++k) {
+      int a = static_cast<int>(rng() % 51), b = static_cast<int>(rng() % 51);
+      ranges.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    for (auto [r0, r1] : ranges) {
+      const float guard = -777.0f;
+      std::vector<float> out(static_cast<size_t>(r1 - r0 + 1) * width, guard);
+      store.read_rows(0, r0, r1, out.data());
+      EXPECT_EQ(0, std::memcmp(out.data(), &whole[static_cast<size_t>(r0) * width],
+                               static_cast<size_t>(r1 - r0) * width * sizeof(float)))
+          << "rows [" << r0 << ", " << r1 << ")";
+      for (int i = 0; i < width; ++i)  // nothing written past the range
+        EXPECT_EQ(out[static_cast<size_t>(r1 - r0) * width + i], guard);
+    }
+  }
+}
+
+void expect_float16_bound(const std::vector<float>& exact, const std::vector<float>& got,
+                          int width, int band_rows) {
+  const size_t band_size = static_cast<size_t>(width) * band_rows;
+  size_t inexact = 0;
+  for (size_t b0 = 0; b0 < exact.size(); b0 += band_size) {
+    const size_t b1 = std::min(exact.size(), b0 + band_size);
+    double maxabs = 0;
+    for (size_t i = b0; i < b1; ++i) maxabs = std::max(maxabs, std::fabs(double(exact[i])));
+    for (size_t i = b0; i < b1; ++i) {
+      const double err = std::fabs(double(got[i]) - double(exact[i]));
+      const double bound = ProjectionStore::kFloat16RelBound * std::fabs(double(exact[i])) +
+                           ProjectionStore::kFloat16AbsBoundFactor * maxabs;
+      ASSERT_LE(err, bound) << "sample " << i << " exact " << exact[i] << " got " << got[i];
+      if (exact[i] == 0.0f) {
+        ASSERT_EQ(got[i], 0.0f);
+      }
+      if (err > 0) ++inexact;
+    }
+  }
+  EXPECT_GT(inexact, 0u);  // it really is 16-bit
+}
+
+TEST(ProjectionStore, Float16WithinDocumentedBound) {
+  const int width = 64, height = 40, band_rows = 16;
+  for (float scale : {1e-30f, 1e-6f, 1.0f, 1e6f, 1e30f}) {
+    ProjectionStore store(width, height, 1, FDK_PRECISION_FLOAT16, band_rows);
+    auto image = random_image(width, height, scale, 11);
+    std::mt19937 rng(12);
+    for (size_t i = 0; i < image.size(); i += 1 + rng() % 5) image[i] = 0.0f;
+    // Bands of very different magnitude, and small values next to big ones.
+    for (int i = 0; i < width; ++i) image[static_cast<size_t>(20 * width + i)] *= 1e-3f;
+    image[5] = scale * 1e-7f;
+    store.commit(0, store.compress(image.data()));
+    expect_float16_bound(image, read_all(store, 0), width, band_rows);
+    // Random data does not compress: 2 bytes per sample plus small headers.
+    EXPECT_LT(store.stored_bytes(), store.raw_bytes() / 2 + 64 * store.num_bands());
+  }
+}
+
+TEST(ProjectionStore, Float16HandlesTheEdgesOfTheFloatRange) {
+  const int width = 32, height = 4;
+  std::vector<float> image(static_cast<size_t>(width) * height, 0.0f);
+  const float big = std::numeric_limits<float>::max();
+  for (int i = 0; i < width; ++i) {
+    image[i] = (i % 2 ? -big : big) * (1.0f - static_cast<float>(i) / 1024);  // row 0: huge
+    image[width + i] = std::numeric_limits<float>::denorm_min() * static_cast<float>(i);  // tiny
+    image[2 * width + i] = std::numeric_limits<float>::min() * (1.0f + i / 7.0f);
+    image[3 * width + i] = (i == 3) ? 1.0f : 1e-38f * i;  // tiny next to 1
+  }
+  ProjectionStore store(width, height, 1, FDK_PRECISION_FLOAT16, 1);
+  store.commit(0, store.compress(image.data()));
+  const auto out = read_all(store, 0);
+  for (float x : out) EXPECT_TRUE(std::isfinite(x));
+  expect_float16_bound(image, out, width, 1);
+
+  std::vector<float> bad = image;
+  bad[7] = std::numeric_limits<float>::quiet_NaN();
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [&] { (void)store.compress(bad.data()); });
+}
+
+TEST(ProjectionStore, SmoothImagesCompress) {
+  const int width = 256, height = 96;
+  const auto image = smooth_filtered_image(width, height);
+  for (fdk_precision prec : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+    ProjectionStore store(width, height, 2, prec);
+    CompressedView c = store.compress(image.data());
+    const uint64_t bytes = c.bytes();
+    store.commit(1, std::move(c));
+    EXPECT_EQ(store.stored_bytes(), bytes);
+    EXPECT_EQ(store.raw_bytes(), uint64_t(width) * height * 4);
+    EXPECT_EQ(store.views_stored(), 1);
+    const double ratio = double(store.raw_bytes()) / double(store.stored_bytes());
+    EXPECT_GT(ratio, prec == FDK_PRECISION_FLOAT32 ? 1.0 : 2.0) << "precision " << prec;
+    if (prec == FDK_PRECISION_FLOAT32) {
+      const auto out = read_all(store, 1);
+      EXPECT_EQ(0, std::memcmp(out.data(), image.data(), out.size() * sizeof(float)));
+    }
+  }
+}
+
+TEST(ProjectionStore, CorruptBandsThrowInternal) {
+  const int width = 128, height = 32;
+  const auto image = smooth_filtered_image(width, height);
+  for (fdk_precision prec : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+    ProjectionStore proto(width, height, 1, prec, 16);
+    const CompressedView good = proto.compress(image.data());
+    ASSERT_EQ(good.bands[0][0], 0) << "expected a zstd band";
+    const size_t hdr = prec == FDK_PRECISION_FLOAT16 ? 3 : 1;
+
+    std::vector<CompressedView> bad(6, good);
+    for (size_t i = hdr + 8; i < bad[0].bands[0].size(); i += 5) bad[0].bands[0][i] ^= 0x5A;
+    bad[1].bands[0].resize(bad[1].bands[0].size() / 2);  // truncated
+    bad[2].bands[0][0] = 7;                              // unknown kind
+    bad[3].bands[0].resize(0);                           // no header
+    bad[4].bands[0][0] = 1;                              // "raw" of the wrong size
+    bad[5].bands[0].back() ^= 0x01;                      // checksum mismatch
+    for (size_t k = 0; k < bad.size(); ++k) {
+      ProjectionStore store(width, height, 1, prec, 16);
+      store.commit(0, std::move(bad[k]));
+      std::vector<float> out(static_cast<size_t>(width) * height);
+      expect_code(FDK_ERROR_INTERNAL, [&] { store.read_rows(0, 0, 16, out.data()); });
+      // The intact band still reads.
+      store.read_rows(0, 16, 32, out.data());
+      if (prec == FDK_PRECISION_FLOAT32) {
+        EXPECT_EQ(0, std::memcmp(out.data(), &image[16 * width], 16 * width * sizeof(float)))
+            << "case " << k;
+      }
+    }
+  }
+  ProjectionStore store(width, height, 1, FDK_PRECISION_FLOAT16, 16);
+  CompressedView c = store.compress(image.data());
+  c.bands[0][2] = 0x7F;  // exponent 2^(0x7Fxx): not a float scale
+  store.commit(0, std::move(c));
+  std::vector<float> out(static_cast<size_t>(width) * 16);
+  expect_code(FDK_ERROR_INTERNAL, [&] { store.read_rows(0, 0, 16, out.data()); });
+}
+
+TEST(ProjectionStore, RejectsInvalidUse) {
+  const int width = 8, height = 10;
+  ProjectionStore store(width, height, 4, FDK_PRECISION_FLOAT32, 4);
+  const auto image = random_image(width, height, 1.0f, 2);
+  std::vector<float> out(static_cast<size_t>(width) * height);
+
+  store.commit(2, store.compress(image.data()));
+  EXPECT_TRUE(store.has(2));
+  EXPECT_FALSE(store.has(1));
+  EXPECT_FALSE(store.has(-1));
+  EXPECT_FALSE(store.has(4));
+  const uint64_t bytes = store.stored_bytes();
+  expect_code(FDK_ERROR_DUPLICATE, [&] { store.commit(2, store.compress(image.data())); });
+  EXPECT_EQ(store.views_stored(), 1);
+  EXPECT_EQ(store.stored_bytes(), bytes);
+
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.commit(4, store.compress(image.data())); });
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.commit(-1, store.compress(image.data())); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [&] { store.commit(0, CompressedView{}); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [&] { (void)store.compress(nullptr); });
+
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.read_rows(4, 0, 1, out.data()); });
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.read_rows(-1, 0, 1, out.data()); });
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.read_rows(2, -1, 1, out.data()); });
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.read_rows(2, 0, 11, out.data()); });
+  expect_code(FDK_ERROR_OUT_OF_RANGE, [&] { store.read_rows(2, 5, 4, out.data()); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [&] { store.read_rows(2, 0, 1, nullptr); });
+  expect_code(FDK_ERROR_INVALID_STATE, [&] { store.read_rows(1, 0, 1, out.data()); });
+
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [] { ProjectionStore(0, 4, 1, FDK_PRECISION_FLOAT32); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [] { ProjectionStore(4, 0, 1, FDK_PRECISION_FLOAT32); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT, [] { ProjectionStore(4, 4, 0, FDK_PRECISION_FLOAT32); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT,
+              [] { ProjectionStore(4, 4, 1, FDK_PRECISION_FLOAT32, 0); });
+  expect_code(FDK_ERROR_INVALID_ARGUMENT,
+              [] { ProjectionStore(4, 4, 1, static_cast<fdk_precision>(5)); });
+}
+
+// Writers commit views while readers poll: a present view must always read
+// back exactly, an absent one must fail cleanly.
+TEST(ProjectionStore, ConcurrentCommitsAndReads) {
+  const int width = 48, height = 40, views = 96, writers = 4, readers = 4;
+  ProjectionStore store(width, height, views, FDK_PRECISION_FLOAT32, 6);
+  auto image_of = [&](int v) { return random_image(width, height, 1.0f + v, 100u + v); };
+
+  std::atomic<uint64_t> committed_bytes{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> mismatches{0}, good_reads{0}, unexpected{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w)
+    threads.emplace_back([&, w] {
+      for (int v = w; v < views; v += writers) {
+        const auto img = image_of(v);
+        CompressedView c = store.compress(img.data());
+        committed_bytes += c.bytes();
+        store.commit(v, std::move(c));
+      }
+    });
+  for (int r = 0; r < readers; ++r)
+    threads.emplace_back([&, r] {
+      std::mt19937 rng(77 + r);
+      std::vector<float> out(static_cast<size_t>(width) * height);
+      while (!done.load()) {
+        const int v = static_cast<int>(rng() % views);
+        const int r0 = static_cast<int>(rng() % height);
+        const int r1 = r0 + 1 + static_cast<int>(rng() % (height - r0));
+        try {
+          store.read_rows(v, r0, r1, out.data());
+          const auto img = image_of(v);
+          if (std::memcmp(out.data(), &img[static_cast<size_t>(r0) * width],
+                          static_cast<size_t>(r1 - r0) * width * sizeof(float)) != 0)
+            ++mismatches;
+          ++good_reads;
+        } catch (const fdk::Error& e) {
+          if (e.code() != FDK_ERROR_INVALID_STATE) ++unexpected;
+        }
+      }
+    });
+  for (int w = 0; w < writers; ++w) threads[w].join();
+  done = true;
+  for (size_t t = writers; t < threads.size(); ++t) threads[t].join();
+
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(unexpected.load(), 0);
+  EXPECT_EQ(store.views_stored(), views);
+  EXPECT_EQ(store.stored_bytes(), committed_bytes.load());
+  EXPECT_EQ(store.raw_bytes(), uint64_t(views) * width * height * 4);
+  for (int v = 0; v < views; ++v) {
+    ASSERT_TRUE(store.has(v));
+    const auto img = image_of(v);
+    EXPECT_EQ(0, std::memcmp(read_all(store, v).data(), img.data(), img.size() * sizeof(float)));
+  }
+}
+
+}  // namespace

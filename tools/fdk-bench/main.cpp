@@ -1,0 +1,806 @@
+// fdk-bench — times a full reconstruction through the public C API.
+//
+// The cases are those of design/BENCHMARKS.md: circular full scan over 360°,
+// SID 1000 mm, SDD 1500 mm, a 256 mm cube centred on the isocentre, square
+// detector pixels of 256 * 1.5 / U mm, detector centred. The projections are
+// synthetic (smooth Gaussian blobs that orbit like a sinogram, plus a small
+// hash noise, never zero), generated once before any timing and kept in host
+// memory, so the figures are host-to-host like the peers'.
+//
+// Per run (one warm-up run, then --repeats timed runs, each on a new context):
+//   filter+store  all fdk_push_projection calls (weight, ramp filter, compress)
+//   finish        fdk_finish
+//   read          all slabs through fdk_read_slab; on the CPU backend the
+//                 backprojection runs inside this phase
+//   end to end    first push to the last slab copied into host memory
+// Backprojection seconds are the read phase; GUPS = N^3 * views / those.
+#include <fdk/fdk.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dirent.h>
+#include <unistd.h>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kPi = 3.14159265358979323846;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// ---- options -----------------------------------------------------------------
+
+struct Options {
+  std::string case_name;  // a, b, c, d, cpu or "" (explicit)
+  int size = 0;           // N: the volume is N^3
+  int views = 0;
+  int det_u = 0;
+  int det_v = 0;
+  int backend = FDK_BACKEND_AUTO;
+  int precision = FDK_PRECISION_FLOAT32;
+  uint64_t budget_host = 0;
+  uint64_t budget_gpu = 0;
+  int threads = 0;
+  int repeats = 3;
+  int warmup = 1;
+  int slab_thickness = 0;
+  int pool = 0;  // distinct projections kept in memory; 0 = automatic
+  std::string json;
+  std::string commit;
+  std::string command_line;
+};
+
+struct Case {
+  const char* name;
+  int size, views, det_u, det_v;
+};
+
+constexpr Case kCases[] = {
+    {"a", 512, 360, 512, 512},
+    {"b", 1024, 1200, 1024, 1012},
+    {"c", 2048, 1200, 2048, 2048},
+    {"d", 4096, 2400, 4096, 4096},
+    {"cpu", 256, 360, 256, 256},
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "fdk-bench: %s (see --help)\n", message.c_str());
+  std::exit(2);
+}
+
+void print_help() {
+  std::printf(
+      "usage: fdk-bench [--case a|b|c|d|cpu] [--size N --views K --det U V]\n"
+      "                 [--backend auto|cpu|cuda] [--precision f32|f16]\n"
+      "                 [--budget-host BYTES] [--budget-gpu BYTES] [--threads N]\n"
+      "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
+      "                 [--pool P] [--json FILE] [--commit TEXT]\n"
+      "\n"
+      "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
+      "c 2048^3/1200/2048x2048, d 4096^3/2400/4096x4096, cpu 256^3/360/256x256.\n"
+      "Geometry: SID 1000 mm, SDD 1500 mm, 256 mm cube centred, detector pixel\n"
+      "256*1.5/U mm, views over 360 degrees. Explicit --size/--views/--det override\n"
+      "the case's values. Without any, the cpu case runs.\n"
+      "BYTES accept suffixes K, M, G, T (powers of 1024, also KiB/MiB/GiB/TiB) and\n"
+      "KB, MB, GB, TB (powers of 1000); 0 lets the library choose.\n"
+      "--pool P keeps only P distinct projections in memory and pushes view i from\n"
+      "pool[i %% P] (default: every view, unless they exceed a quarter of the RAM).\n"
+      "One warm-up run (checked for NaN/Inf) precedes the R timed runs (default 3);\n"
+      "medians are reported.\n");
+}
+
+uint64_t parse_bytes(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || errno != 0 || !(value >= 0)) {
+    usage_error("bad byte count '" + text + "'");
+  }
+  std::string suffix(end);
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double factor = 1;
+  if (suffix.empty() || suffix == "b") factor = 1;
+  else if (suffix == "k" || suffix == "kib") factor = 1024.0;
+  else if (suffix == "m" || suffix == "mib") factor = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gib") factor = 1024.0 * 1024 * 1024;
+  else if (suffix == "t" || suffix == "tib") factor = 1024.0 * 1024 * 1024 * 1024;
+  else if (suffix == "kb") factor = 1e3;
+  else if (suffix == "mb") factor = 1e6;
+  else if (suffix == "gb") factor = 1e9;
+  else if (suffix == "tb") factor = 1e12;
+  else usage_error("bad byte suffix in '" + text + "'");
+  const double bytes = value * factor;
+  if (bytes > 1.8e19) usage_error("byte count too large: '" + text + "'");
+  return static_cast<uint64_t>(bytes);
+}
+
+int parse_int(const std::string& text, const char* what, int min_value) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || errno != 0 || value < min_value ||
+      value > 1000000000L) {
+    usage_error(std::string("bad value for ") + what + ": '" + text + "'");
+  }
+  return static_cast<int>(value);
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 0; i < argc; ++i) {
+    if (i) o.command_line += ' ';
+    o.command_line += argv[i];
+  }
+  bool explicit_size = false, explicit_views = false, explicit_det = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&](const char* what) -> std::string {
+      if (i + 1 >= argc) usage_error(std::string("missing value for ") + what);
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      print_help();
+      std::exit(0);
+    } else if (arg == "--case") {
+      o.case_name = next("--case");
+    } else if (arg == "--size") {
+      o.size = parse_int(next("--size"), "--size", 1);
+      explicit_size = true;
+    } else if (arg == "--views") {
+      o.views = parse_int(next("--views"), "--views", 1);
+      explicit_views = true;
+    } else if (arg == "--det") {
+      o.det_u = parse_int(next("--det"), "--det U", 1);
+      o.det_v = parse_int(next("--det"), "--det V", 1);
+      explicit_det = true;
+    } else if (arg == "--backend") {
+      const std::string v = next("--backend");
+      if (v == "auto") o.backend = FDK_BACKEND_AUTO;
+      else if (v == "cpu") o.backend = FDK_BACKEND_CPU;
+      else if (v == "cuda") o.backend = FDK_BACKEND_CUDA;
+      else usage_error("bad --backend '" + v + "'");
+    } else if (arg == "--precision") {
+      const std::string v = next("--precision");
+      if (v == "f32" || v == "float32") o.precision = FDK_PRECISION_FLOAT32;
+      else if (v == "f16" || v == "float16") o.precision = FDK_PRECISION_FLOAT16;
+      else usage_error("bad --precision '" + v + "'");
+    } else if (arg == "--budget-host") {
+      o.budget_host = parse_bytes(next("--budget-host"));
+    } else if (arg == "--budget-gpu") {
+      o.budget_gpu = parse_bytes(next("--budget-gpu"));
+    } else if (arg == "--threads") {
+      o.threads = parse_int(next("--threads"), "--threads", 0);
+    } else if (arg == "--repeats") {
+      o.repeats = parse_int(next("--repeats"), "--repeats", 1);
+    } else if (arg == "--warmup") {
+      o.warmup = parse_int(next("--warmup"), "--warmup", 0);
+    } else if (arg == "--slab-thickness") {
+      o.slab_thickness = parse_int(next("--slab-thickness"), "--slab-thickness", 0);
+    } else if (arg == "--pool") {
+      o.pool = parse_int(next("--pool"), "--pool", 1);
+    } else if (arg == "--json") {
+      o.json = next("--json");
+    } else if (arg == "--commit") {
+      o.commit = next("--commit");
+    } else {
+      usage_error("unknown option '" + arg + "'");
+    }
+  }
+  if (o.case_name.empty() && !explicit_size && !explicit_views && !explicit_det) {
+    o.case_name = "cpu";
+  }
+  if (!o.case_name.empty()) {
+    const Case* found = nullptr;
+    for (const Case& c : kCases) {
+      if (o.case_name == c.name) found = &c;
+    }
+    if (!found) usage_error("unknown --case '" + o.case_name + "'");
+    if (!explicit_size) o.size = found->size;
+    if (!explicit_views) o.views = found->views;
+    if (!explicit_det) {
+      o.det_u = found->det_u;
+      o.det_v = found->det_v;
+    }
+    if (explicit_size || explicit_views || explicit_det) o.case_name += "+custom";
+  } else {
+    if (!explicit_size || !explicit_views || !explicit_det) {
+      usage_error("without --case give all of --size, --views and --det");
+    }
+    o.case_name = "custom";
+  }
+  return o;
+}
+
+// ---- synthetic projections ---------------------------------------------------
+
+uint32_t hash3(uint32_t a, uint32_t b, uint32_t c) {
+  // A small integer mix (after Bob Jenkins' final()); deterministic everywhere.
+  a -= c; a ^= (c << 4) | (c >> 28); c += b;
+  b -= a; b ^= (a << 6) | (a >> 26); a += c;
+  c -= b; c ^= (b << 8) | (b >> 24); b += a;
+  a -= c; a ^= (c << 16) | (c >> 16); c += b;
+  b -= a; b ^= (a << 19) | (a >> 13); a += c;
+  c -= b; c ^= (b << 4) | (b >> 28); b += a;
+  return c;
+}
+
+struct Blob {
+  double amplitude;  // peak line integral
+  double orbit;      // radius of its sinusoid, as a fraction of the width
+  double phase;      // radians
+  double centre_v;   // row centre, as a fraction of the height
+  double sigma_u;    // as a fraction of the width
+  double sigma_v;    // as a fraction of the height
+};
+
+constexpr Blob kBlobs[] = {
+    {1.60, 0.00, 0.0, 0.50, 0.28, 0.30},  // the body: wide, on the axis
+    {0.55, 0.18, 0.3, 0.40, 0.06, 0.08},
+    {0.40, 0.25, 2.1, 0.62, 0.04, 0.05},
+    {0.30, 0.10, 4.0, 0.55, 0.09, 0.04},
+    {0.25, 0.30, 5.2, 0.35, 0.03, 0.10},
+};
+
+// One view: rows x cols floats, contiguous. Separable blobs, so the cost is a
+// multiply-add per blob and pixel.
+void make_projection(int view, int num_views, int cols, int rows, float* out) {
+  const double angle = 2.0 * kPi * view / num_views;
+  constexpr int kNumBlobs = sizeof(kBlobs) / sizeof(kBlobs[0]);
+  std::vector<float> gu(static_cast<size_t>(kNumBlobs) * cols);
+  std::vector<float> gv(static_cast<size_t>(kNumBlobs) * rows);
+  for (int b = 0; b < kNumBlobs; ++b) {
+    const Blob& blob = kBlobs[b];
+    const double cu = cols * (0.5 + blob.orbit * std::sin(angle + blob.phase));
+    const double cv = rows * blob.centre_v;
+    const double su = blob.sigma_u * cols, sv = blob.sigma_v * rows;
+    for (int u = 0; u < cols; ++u) {
+      const double d = (u + 0.5 - cu) / su;
+      gu[static_cast<size_t>(b) * cols + u] =
+          static_cast<float>(blob.amplitude * std::exp(-0.5 * d * d));
+    }
+    for (int v = 0; v < rows; ++v) {
+      const double d = (v + 0.5 - cv) / sv;
+      gv[static_cast<size_t>(b) * rows + v] = static_cast<float>(std::exp(-0.5 * d * d));
+    }
+  }
+  constexpr float kBase = 0.05f;      // never zero
+  constexpr float kNoise = 0.004f;    // hash noise amplitude
+  for (int v = 0; v < rows; ++v) {
+    float* row = out + static_cast<size_t>(v) * cols;
+    for (int u = 0; u < cols; ++u) row[u] = kBase;
+    for (int b = 0; b < kNumBlobs; ++b) {
+      const float wv = gv[static_cast<size_t>(b) * rows + v];
+      if (wv < 1e-7f) continue;
+      const float* g = &gu[static_cast<size_t>(b) * cols];
+      for (int u = 0; u < cols; ++u) row[u] += wv * g[u];
+    }
+    for (int u = 0; u < cols; ++u) {
+      const uint32_t h = hash3(static_cast<uint32_t>(view), static_cast<uint32_t>(v),
+                               static_cast<uint32_t>(u) ^ 0x9e3779b9u);
+      row[u] += kNoise * (static_cast<float>(h >> 8) * (1.0f / 16777216.0f));
+    }
+  }
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+// ---- small helpers -------------------------------------------------------------
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
+  return buffer;
+}
+
+const char* backend_name(int backend) {
+  switch (backend) {
+    case FDK_BACKEND_AUTO: return "auto";
+    case FDK_BACKEND_CPU: return "cpu";
+    case FDK_BACKEND_CUDA: return "cuda";
+    default: return "unknown";
+  }
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+          out += buffer;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::string json_number(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm_utc{};
+  gmtime_r(&now, &tm_utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm_utc);
+  return buffer;
+}
+
+std::string host_name() {
+  char buffer[256] = {0};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "";
+  return buffer;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        size_t start = colon + 1;
+        while (start < line.size() && line[start] == ' ') ++start;
+        return line.substr(start);
+      }
+    }
+  }
+  return "";
+}
+
+// GPU model names from the NVIDIA driver's procfs, without any CUDA call:
+// /proc/driver/nvidia/gpus/<pci id>/information holds "Model:  NVIDIA H200".
+std::vector<std::string> gpu_models() {
+  std::vector<std::string> models;
+  DIR* dir = opendir("/proc/driver/nvidia/gpus");
+  if (!dir) return models;
+  std::vector<std::string> entries;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') entries.push_back(entry->d_name);
+  }
+  closedir(dir);
+  std::sort(entries.begin(), entries.end());
+  for (const std::string& entry : entries) {
+    std::ifstream in("/proc/driver/nvidia/gpus/" + entry + "/information");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("Model:", 0) == 0) {
+        size_t start = 6;
+        while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
+        models.push_back(line.substr(start));
+      }
+    }
+  }
+  return models;
+}
+
+// "STATUS_NAME: message", without repeating the name when the library's
+// message already starts with it.
+std::string describe(fdk_status status, const char* message) {
+  const std::string name = fdk_status_string(status);
+  const std::string text = message ? message : "";
+  if (text.empty()) return name;
+  if (text.compare(0, name.size(), name) == 0) return text;
+  return name + ": " + text;
+}
+
+// ---- the benchmark ---------------------------------------------------------------
+
+struct RunTimes {
+  double create_s = 0;
+  double push_s = 0;
+  double finish_s = 0;
+  double read_s = 0;
+  double end_to_end_s = 0;
+  double destroy_s = 0;
+};
+
+struct Outcome {
+  fdk_plan_info plan{};
+  fdk_store_info store{};
+  int32_t slab_count = 0;
+};
+
+[[noreturn]] void fail_create(fdk_status status) {
+  std::fprintf(stderr, "fdk-bench: fdk_create failed: %s\n",
+               describe(status, fdk_last_create_error()).c_str());
+  std::exit(1);
+}
+
+void check(fdk_status status, fdk_context* ctx, const char* what) {
+  if (status == FDK_OK) return;
+  std::fprintf(stderr, "fdk-bench: %s failed: %s\n", what,
+               describe(status, fdk_last_error(ctx)).c_str());
+  fdk_destroy(ctx);
+  std::exit(1);
+}
+
+fdk_config make_config(const Options& o) {
+  fdk_config config;
+  fdk_config_init(&config);
+  const double extent = 256.0;  // mm, the cube
+  const double voxel = extent / o.size;
+  for (int axis = 0; axis < 3; ++axis) {
+    config.volume.size[axis] = o.size;
+    config.volume.spacing[axis] = voxel;
+    config.volume.origin[axis] = -0.5 * extent + 0.5 * voxel;
+  }
+  const double pixel = 256.0 * 1.5 / o.det_u;
+  config.detector.size[0] = o.det_u;
+  config.detector.size[1] = o.det_v;
+  config.detector.spacing[0] = pixel;
+  config.detector.spacing[1] = pixel;
+  config.detector.origin[0] = -0.5 * (o.det_u - 1) * pixel;
+  config.detector.origin[1] = -0.5 * (o.det_v - 1) * pixel;
+  config.scan.kind = FDK_SCAN_UNIFORM;
+  config.scan.num_views = o.views;
+  config.scan.first_angle_deg = 0.0;
+  config.scan.arc_deg = 360.0;
+  config.scan.uniform.sid = 1000.0;
+  config.scan.uniform.sdd = 1500.0;
+  config.backend = o.backend;
+  config.precision = o.precision;
+  config.host_memory_budget = o.budget_host;
+  config.gpu_memory_budget = o.budget_gpu;
+  config.num_threads = o.threads;
+  config.slab_thickness = o.slab_thickness;
+  return config;
+}
+
+struct VolumeCheck {
+  uint64_t non_finite = 0;
+  double sum = 0;
+  float min = 0, max = 0;
+  uint64_t count = 0;
+};
+
+void scan_slab(const float* data, size_t n, VolumeCheck& check_result) {
+  for (size_t i = 0; i < n; ++i) {
+    const float v = data[i];
+    if (!std::isfinite(v)) {
+      ++check_result.non_finite;
+      continue;
+    }
+    if (check_result.count == 0) check_result.min = check_result.max = v;
+    check_result.min = std::min(check_result.min, v);
+    check_result.max = std::max(check_result.max, v);
+    check_result.sum += v;
+    ++check_result.count;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  const fdk_config config = make_config(o);
+
+  const size_t pixels_per_view = static_cast<size_t>(o.det_u) * o.det_v;
+  const double bytes_per_view = 4.0 * static_cast<double>(pixels_per_view);
+  int pool = o.pool;
+  if (pool == 0) {
+    const double cap = 0.25 * static_cast<double>(physical_memory_bytes());
+    pool = o.views;
+    if (cap > 0 && bytes_per_view * o.views > cap) {
+      pool = std::max(1, static_cast<int>(cap / bytes_per_view));
+    }
+  }
+  pool = std::min(pool, o.views);
+
+  std::printf("fdk-bench: fdk %s, case %s: volume %d^3 (%.4g mm voxels), %d views over 360 deg, "
+              "detector %d x %d (%.4g mm pixels), SID 1000 mm, SDD 1500 mm\n",
+              fdk_version_string(), o.case_name.c_str(), o.size, 256.0 / o.size, o.views, o.det_u,
+              o.det_v, 256.0 * 1.5 / o.det_u);
+  std::printf("generating %d synthetic projection%s (%s) ...\n", pool, pool == 1 ? "" : "s",
+              human_bytes(bytes_per_view * pool).c_str());
+  std::fflush(stdout);
+
+  // Projections: generated once, before any timing; view i is pushed from
+  // projections[i % pool].
+  std::vector<std::unique_ptr<float[]>> projections(static_cast<size_t>(pool));
+  {
+    std::atomic<int> next{0};
+    const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < workers; ++t) {
+      threads.emplace_back([&] {
+        for (int view = next++; view < pool; view = next++) {
+          projections[static_cast<size_t>(view)].reset(new float[pixels_per_view]);
+          make_projection(view, o.views, o.det_u, o.det_v,
+                          projections[static_cast<size_t>(view)].get());
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  const size_t row_pitch = static_cast<size_t>(o.det_u) * sizeof(float);
+
+  std::vector<RunTimes> runs;
+  Outcome outcome;
+  VolumeCheck volume_check;
+  std::vector<float> slab_buffer;  // one slab, reused: slabs stream out
+  const int total_runs = o.warmup + o.repeats;
+
+  for (int run = 0; run < total_runs; ++run) {
+    const bool warmup = run < o.warmup;
+    const bool check_values = run == 0 && o.warmup > 0;  // never inside a timed run
+    RunTimes t;
+
+    const auto c0 = Clock::now();
+    fdk_context* ctx = nullptr;
+    const fdk_status created = fdk_create(&config, &ctx);
+    const auto c1 = Clock::now();
+    if (created != FDK_OK) fail_create(created);
+    t.create_s = seconds_between(c0, c1);
+
+    fdk_plan_info plan{};
+    plan.struct_size = sizeof plan;
+    check(fdk_get_plan_info(ctx, &plan), ctx, "fdk_get_plan_info");
+    int32_t slabs = 0;
+    check(fdk_slab_count(ctx, &slabs), ctx, "fdk_slab_count");
+    std::vector<fdk_slab_info> infos(static_cast<size_t>(slabs));
+    uint64_t largest = 0;
+    for (int32_t s = 0; s < slabs; ++s) {
+      infos[static_cast<size_t>(s)].struct_size = sizeof(fdk_slab_info);
+      check(fdk_get_slab_info(ctx, s, &infos[static_cast<size_t>(s)]), ctx, "fdk_get_slab_info");
+      largest = std::max(largest, infos[static_cast<size_t>(s)].byte_size);
+    }
+    if (slab_buffer.size() * sizeof(float) < largest) {
+      slab_buffer.assign(static_cast<size_t>(largest / sizeof(float)), 1.0f);  // touched
+    }
+
+    const auto p0 = Clock::now();
+    for (int view = 0; view < o.views; ++view) {
+      const float* pixels = projections[static_cast<size_t>(view % pool)].get();
+      const fdk_status s = fdk_push_projection(ctx, view, pixels, row_pitch, nullptr);
+      if (s != FDK_OK) {
+        std::fprintf(stderr, "fdk-bench: fdk_push_projection(view %d) failed: %s\n", view,
+                     describe(s, fdk_last_error(ctx)).c_str());
+        fdk_destroy(ctx);
+        return 1;
+      }
+    }
+    const auto p1 = Clock::now();
+    check(fdk_finish(ctx), ctx, "fdk_finish");
+    const auto f1 = Clock::now();
+    for (int32_t s = 0; s < slabs; ++s) {
+      const fdk_slab_info& info = infos[static_cast<size_t>(s)];
+      const fdk_status st = fdk_read_slab(ctx, s, slab_buffer.data(),
+                                          slab_buffer.size() * sizeof(float));
+      if (st != FDK_OK) {
+        std::fprintf(stderr, "fdk-bench: fdk_read_slab(%d) failed: %s\n", s,
+                     describe(st, fdk_last_error(ctx)).c_str());
+        fdk_destroy(ctx);
+        return 1;
+      }
+      if (check_values) {
+        scan_slab(slab_buffer.data(), static_cast<size_t>(info.byte_size / sizeof(float)),
+                  volume_check);
+      }
+    }
+    const auto r1 = Clock::now();
+    t.push_s = seconds_between(p0, p1);
+    t.finish_s = seconds_between(p1, f1);
+    t.read_s = seconds_between(f1, r1);
+    t.end_to_end_s = seconds_between(p0, r1);
+
+    outcome.plan = plan;
+    outcome.slab_count = slabs;
+    outcome.store = fdk_store_info{};
+    outcome.store.struct_size = sizeof outcome.store;
+    check(fdk_get_store_info(ctx, &outcome.store), ctx, "fdk_get_store_info");
+
+    const auto d0 = Clock::now();
+    fdk_destroy(ctx);
+    t.destroy_s = seconds_between(d0, Clock::now());
+
+    std::printf("%s %d: filter+store %.3f s, finish %.3f s, read %.3f s, end to end %.3f s\n",
+                warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1, t.push_s,
+                t.finish_s, t.read_s, t.end_to_end_s);
+    std::fflush(stdout);
+    if (check_values && volume_check.non_finite != 0) {
+      std::fprintf(stderr, "fdk-bench: the volume holds %llu NaN/Inf voxels\n",
+                   static_cast<unsigned long long>(volume_check.non_finite));
+      return 1;
+    }
+    if (!warmup) runs.push_back(t);
+  }
+
+  // ---- report ----------------------------------------------------------------------
+  auto collect = [&](double RunTimes::*field) {
+    std::vector<double> v;
+    for (const RunTimes& r : runs) v.push_back(r.*field);
+    return v;
+  };
+  struct Row {
+    const char* name;
+    const char* key;
+    double RunTimes::*field;
+  };
+  const Row rows[] = {
+      {"create (plan)", "create", &RunTimes::create_s},
+      {"filter+store (push)", "filter_store", &RunTimes::push_s},
+      {"finish", "finish", &RunTimes::finish_s},
+      {"read (all slabs)", "read", &RunTimes::read_s},
+      {"end to end", "end_to_end", &RunTimes::end_to_end_s},
+      {"destroy", "destroy", &RunTimes::destroy_s},
+  };
+
+  const double n3k = std::pow(static_cast<double>(o.size), 3) * o.views;
+  const double backprojection_s = median(collect(&RunTimes::read_s));
+  const double end_to_end_s = median(collect(&RunTimes::end_to_end_s));
+  const double gups = backprojection_s > 0 ? n3k / backprojection_s / 1e9 : 0;
+  const double gups_e2e = end_to_end_s > 0 ? n3k / end_to_end_s / 1e9 : 0;
+  const int used_backend = outcome.plan.backend;
+  const fdk_store_info& store = outcome.store;
+  const double mean = volume_check.count ? volume_check.sum / volume_check.count : 0;
+
+  std::printf("\n");
+  std::printf("backend         %s (requested %s), precision %s, %d threads\n",
+              backend_name(used_backend), backend_name(o.backend),
+              o.precision == FDK_PRECISION_FLOAT16 ? "f16" : "f32", outcome.plan.num_threads);
+  std::printf("plan            %d slab%s of %d planes (y), host budget %s, gpu budget %s\n",
+              outcome.slab_count, outcome.slab_count == 1 ? "" : "s", outcome.plan.slab_thickness,
+              human_bytes(static_cast<double>(outcome.plan.host_memory_budget)).c_str(),
+              outcome.plan.gpu_memory_budget
+                  ? human_bytes(static_cast<double>(outcome.plan.gpu_memory_budget)).c_str()
+                  : "-");
+  std::printf("store           %d views, raw %s, stored %s, ratio %.3f\n", store.views_stored,
+              human_bytes(static_cast<double>(store.raw_bytes)).c_str(),
+              human_bytes(static_cast<double>(store.stored_bytes)).c_str(), store.ratio);
+  const std::vector<std::string> gpus = gpu_models();
+  std::string gpu_list;
+  for (const std::string& g : gpus) gpu_list += (gpu_list.empty() ? "" : ", ") + g;
+  std::printf("machine         %s; %s\n", cpu_model().c_str(),
+              gpus.empty() ? "no NVIDIA GPU seen" : gpu_list.c_str());
+  std::printf("projections     %d distinct in host memory%s\n", pool,
+              pool < o.views ? " (pushed cyclically)" : "");
+  if (o.warmup > 0) {
+    std::printf("volume check    warm-up run: min %.4g, max %.4g, mean %.4g, no NaN/Inf\n",
+                volume_check.min, volume_check.max, mean);
+  } else {
+    std::printf("volume check    skipped (no warm-up run)\n");
+  }
+  std::printf("\n%-22s %10s %10s %10s   (%d run%s after %d warm-up)\n", "phase", "median s",
+              "min s", "max s", o.repeats, o.repeats == 1 ? "" : "s", o.warmup);
+  for (const Row& row : rows) {
+    const std::vector<double> v = collect(row.field);
+    std::printf("%-22s %10.3f %10.3f %10.3f\n", row.name, median(v),
+                *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
+  }
+  std::printf("\nbackprojection  %.3f s (the read phase%s) -> %.2f GUPS\n", backprojection_s,
+              used_backend == FDK_BACKEND_CPU
+                  ? "; on the CPU backend the backprojection runs inside fdk_read_slab"
+                  : "; slabs resident during acquisition may be backprojected while pushing",
+              gups);
+  std::printf("end to end      %.3f s (first push to last slab read) -> %.2f GUPS\n",
+              end_to_end_s, gups_e2e);
+  std::printf("GUPS = N^3 x views / seconds, counting every voxel of the %d^3 cube (also those a "
+              "backend skips outside the field of view)\n",
+              o.size);
+
+  if (!o.json.empty()) {
+    std::ostringstream j;
+    j << "{\n";
+    j << "  \"tool\": \"fdk-bench\",\n";
+    j << "  \"fdk_version\": \"" << json_escape(fdk_version_string()) << "\",\n";
+    j << "  \"date\": \"" << utc_now() << "\",\n";
+    j << "  \"commit\": \"" << json_escape(o.commit) << "\",\n";
+    j << "  \"command\": \"" << json_escape(o.command_line) << "\",\n";
+    j << "  \"host\": \"" << json_escape(host_name()) << "\",\n";
+    j << "  \"cpu\": \"" << json_escape(cpu_model()) << "\",\n";
+    j << "  \"gpus\": [";
+    for (size_t i = 0; i < gpus.size(); ++i) j << (i ? ", " : "") << "\"" << json_escape(gpus[i]) << "\"";
+    j << "],\n";
+    j << "  \"case\": \"" << json_escape(o.case_name) << "\",\n";
+    j << "  \"geometry\": {\"size\": " << o.size << ", \"views\": " << o.views
+      << ", \"det_u\": " << o.det_u << ", \"det_v\": " << o.det_v
+      << ", \"voxel_mm\": " << json_number(256.0 / o.size)
+      << ", \"pixel_mm\": " << json_number(256.0 * 1.5 / o.det_u)
+      << ", \"sid_mm\": 1000, \"sdd_mm\": 1500, \"arc_deg\": 360},\n";
+    j << "  \"backend_requested\": \"" << backend_name(o.backend) << "\",\n";
+    j << "  \"backend\": \"" << backend_name(used_backend) << "\",\n";
+    j << "  \"precision\": \"" << (o.precision == FDK_PRECISION_FLOAT16 ? "f16" : "f32")
+      << "\",\n";
+    j << "  \"threads\": " << outcome.plan.num_threads << ",\n";
+    j << "  \"host_memory_budget\": " << outcome.plan.host_memory_budget << ",\n";
+    j << "  \"gpu_memory_budget\": " << outcome.plan.gpu_memory_budget << ",\n";
+    j << "  \"slab_count\": " << outcome.slab_count << ",\n";
+    j << "  \"slab_thickness\": " << outcome.plan.slab_thickness << ",\n";
+    j << "  \"short_scan\": " << outcome.plan.short_scan << ",\n";
+    j << "  \"offset_detector\": " << outcome.plan.offset_detector << ",\n";
+    j << "  \"distinct_projections\": " << pool << ",\n";
+    j << "  \"store\": {\"views\": " << store.views_stored << ", \"raw_bytes\": "
+      << store.raw_bytes << ", \"stored_bytes\": " << store.stored_bytes
+      << ", \"ratio\": " << json_number(store.ratio)
+      << ", \"rel_error_bound\": " << json_number(store.rel_error_bound)
+      << ", \"abs_error_bound_factor\": " << json_number(store.abs_error_bound_factor) << "},\n";
+    j << "  \"volume_check\": {\"checked\": " << (o.warmup > 0 ? "true" : "false")
+      << ", \"min\": " << json_number(volume_check.min)
+      << ", \"max\": " << json_number(volume_check.max) << ", \"mean\": " << json_number(mean)
+      << ", \"non_finite\": " << volume_check.non_finite << "},\n";
+    j << "  \"warmup_runs\": " << o.warmup << ",\n";
+    j << "  \"repeats\": " << o.repeats << ",\n";
+    j << "  \"median_s\": {";
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+      j << (i ? ", " : "") << "\"" << rows[i].key << "\": "
+        << json_number(median(collect(rows[i].field)));
+    }
+    j << "},\n";
+    j << "  \"runs_s\": {";
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+      j << (i ? ", " : "") << "\"" << rows[i].key << "\": [";
+      const std::vector<double> v = collect(rows[i].field);
+      for (size_t k = 0; k < v.size(); ++k) j << (k ? ", " : "") << json_number(v[k]);
+      j << "]";
+    }
+    j << "},\n";
+    j << "  \"backprojection_s\": " << json_number(backprojection_s) << ",\n";
+    j << "  \"backprojection_note\": \""
+      << (used_backend == FDK_BACKEND_CPU
+              ? "read phase; on the CPU backend the backprojection runs inside fdk_read_slab"
+              : "read phase; slabs resident during acquisition may be backprojected while pushing")
+      << "\",\n";
+    j << "  \"gups\": " << json_number(gups) << ",\n";
+    j << "  \"end_to_end_s\": " << json_number(end_to_end_s) << ",\n";
+    j << "  \"gups_end_to_end\": " << json_number(gups_e2e) << "\n";
+    j << "}\n";
+    std::ofstream out(o.json, std::ios::binary | std::ios::trunc);
+    out << j.str();
+    out.close();
+    if (!out) {
+      std::fprintf(stderr, "fdk-bench: cannot write %s\n", o.json.c_str());
+      return 1;
+    }
+    std::printf("json            %s\n", o.json.c_str());
+  }
+  return 0;
+}
