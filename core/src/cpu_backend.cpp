@@ -45,7 +45,7 @@ class CpuBackend final : public Backend {
 
   fdk_backend kind() const override { return FDK_BACKEND_CPU; }
 
-  void filter(const ScanModel& model, const ViewGeometry& geometry, const float* pixels,
+  void filter(const ScanModel& model, int, const ViewGeometry& geometry, const float* pixels,
               size_t pitch_bytes, float* filtered) override {
     const int nu = model.detector.size[0], nv = model.detector.size[1];
     const int chunk = 16;
@@ -56,6 +56,15 @@ class CpuBackend final : public Backend {
                         model.input_column_offset, filtered, r0, r1);
       ramp_.filter_rows(filtered + static_cast<size_t>(r0) * static_cast<size_t>(nu), r1 - r0,
                         static_cast<size_t>(nu));
+    });
+  }
+
+  void finish(const ScanModel& model) override {
+    const int nz = model.volume.size[2];
+    fov_mask_.assign(model.plane_floats(), 1);
+    const int tasks = std::min(nz, 4 * pool_.size());
+    pool_.parallel_for(tasks, [&](int task, int) {
+      field_of_view_rows(model, nz * task / tasks, nz * (task + 1) / tasks, fov_mask_.data());
     });
   }
 
@@ -90,7 +99,7 @@ class CpuBackend final : public Backend {
         const int k0 = static_cast<int>(static_cast<int64_t>(nz) * task / tasks);
         const int k1 = static_cast<int>(static_cast<int64_t>(nz) * (task + 1) / tasks);
         for (int b = 0; b < count; ++b)
-          sweep(model, batch[static_cast<size_t>(b)], y0, planes, stride, k0, k1, acc.data(),
+          sweep(model, fov_mask_.data(), batch[static_cast<size_t>(b)], y0, planes, stride, k0, k1, acc.data(),
                 scratch_[static_cast<size_t>(slot)]);
       });
     }
@@ -132,19 +141,19 @@ class CpuBackend final : public Backend {
   }
 
   // Adds one view to the voxels of z indices [k0, k1) of the slab.
-  static void sweep(const ScanModel& model, const ViewWindow& win, int y0, int planes, int stride, int k0, int k1,
-                    float* acc, Scratch& scratch) {
+  static void sweep(const ScanModel& model, const unsigned char* fov_mask, const ViewWindow& win, int y0, int planes,
+                    int stride, int k0, int k1, float* acc, Scratch& scratch) {
     if (win.rows == 0) return;
     const IndexMatrix& pm = model.matrices[static_cast<size_t>(win.view)];
     const double a_v = model.view_weights[static_cast<size_t>(win.view)];
     if (a_v == 0) return;
     if (pm.y_separable())
-      sweep_separable(model, win, pm, a_v, y0, planes, stride, k0, k1, acc, scratch);
+      sweep_separable(model, fov_mask, win, pm, a_v, y0, planes, stride, k0, k1, acc, scratch);
     else
-      sweep_general(model, win, pm, a_v, y0, planes, stride, k0, k1, acc);
+      sweep_general(model, fov_mask, win, pm, a_v, y0, planes, stride, k0, k1, acc);
   }
 
-  static void sweep_separable(const ScanModel& model, const ViewWindow& win, const IndexMatrix& pm,
+  static void sweep_separable(const ScanModel& model, const unsigned char* fov_mask, const ViewWindow& win, const IndexMatrix& pm,
                               double a_v, int y0, int planes, int stride, int k0, int k1, float* acc,
                               Scratch& scratch) {
     const int nx = model.volume.size[0], nu = model.detector.size[0];
@@ -152,7 +161,7 @@ class CpuBackend final : public Backend {
     const int rows = win.rows;
     scratch.column.resize(static_cast<size_t>(rows) + 2);
     float* col = scratch.column.data();
-    const unsigned char* fov = model.fov_mask.data();
+    const unsigned char* fov = fov_mask;
     const ColumnKernels& kernels = column_kernels();
     for (int k = k0; k < k1; ++k) {
       for (int i = 0; i < nx; ++i) {
@@ -196,14 +205,14 @@ class CpuBackend final : public Backend {
   }
 
   // Tilted views: every voxel projected on its own.
-  static void sweep_general(const ScanModel& model, const ViewWindow& win, const IndexMatrix& pm,
+  static void sweep_general(const ScanModel& model, const unsigned char* fov_mask, const ViewWindow& win, const IndexMatrix& pm,
                             double a_v, int y0, int planes, int stride, int k0, int k1, float* acc) {
     const int nx = model.volume.size[0], nu = model.detector.size[0];
     const double* m = pm.m.data();
     const int rows = win.rows;
     for (int k = k0; k < k1; ++k)
       for (int i = 0; i < nx; ++i) {
-        if (!model.fov_mask[static_cast<size_t>(k) * nx + i]) continue;
+        if (!fov_mask[static_cast<size_t>(k) * nx + i]) continue;
         float* dst = acc + (static_cast<size_t>(k) * nx + i) * stride;
         for (int t = 0; t < planes; ++t) {
           const int j = y0 + t;
@@ -227,6 +236,7 @@ class CpuBackend final : public Backend {
 
   RampFilter ramp_;
   ThreadPool pool_;
+  std::vector<unsigned char> fov_mask_;  // from field_of_view_rows, at finish
   std::vector<Scratch> scratch_;
 };
 

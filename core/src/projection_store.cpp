@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 
 // Band format: one kind byte (zstd or raw); for float16 an int16 exponent e
 // (little-endian) follows, values having been divided by 2^e; then the
@@ -158,7 +159,11 @@ ProjectionStore::ProjectionStore(int width, int height, int num_views,
     fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: width and height must be >= 1");
   if (num_views < 1) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: num_views must be >= 1");
   if (band_rows < 1) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: band_rows must be >= 1");
-  if (precision != FDK_PRECISION_FLOAT32 && precision != FDK_PRECISION_FLOAT16)
+  // Read as an integer: a C caller can store any int in the enum.
+  std::underlying_type_t<fdk_precision> raw;
+  std::memcpy(&raw, &precision, sizeof raw);
+  const long long p = static_cast<long long>(raw);
+  if (p != FDK_PRECISION_FLOAT32 && p != FDK_PRECISION_FLOAT16)
     fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: unknown precision");
   try {
     views_.resize(static_cast<size_t>(num_views));

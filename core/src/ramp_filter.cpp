@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 
 namespace fdk {
 namespace {
@@ -67,14 +69,12 @@ void validate(const RampFilterParams& p) {
   if (!std::isfinite(p.truncation_padding) || p.truncation_padding < 0 ||
       p.truncation_padding > 1)
     fail(FDK_ERROR_INVALID_ARGUMENT, "ramp filter: truncation padding must be in [0, 1]");
-  switch (p.window) {
-    case FDK_WINDOW_RAM_LAK:
-    case FDK_WINDOW_SHEPP_LOGAN:
-    case FDK_WINDOW_COSINE:
-    case FDK_WINDOW_HAMMING:
-    case FDK_WINDOW_HANN:
-      return;
-  }
+  // Read as an integer: a C caller can store any int in the enum, and
+  // loading an out-of-range value as the C++ enum is undefined.
+  std::underlying_type_t<fdk_window> raw;
+  std::memcpy(&raw, &p.window, sizeof raw);
+  const long long w = static_cast<long long>(raw);
+  if (w >= FDK_WINDOW_RAM_LAK && w <= FDK_WINDOW_HANN) return;
   fail(FDK_ERROR_INVALID_ARGUMENT, "ramp filter: unknown window");
 }
 

@@ -28,7 +28,6 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   for (const auto& v : model_.views) model_.matrices.push_back(index_matrix(v, c.volume, model_.detector));
   model_.arrived.assign(model_.views.size(), 0);
   model_.view_weights.assign(model_.views.size(), 0.0);
-  model_.fov_mask.assign(model_.plane_floats(), 1);
   store_ = std::make_unique<ProjectionStore>(model_.detector.size[0], model_.detector.size[1],
                                              c.scan.num_views, static_cast<fdk_precision>(c.precision));
   model_.store = store_.get();
@@ -37,6 +36,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   backend_ = make_backend(model_, settings_);
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
   plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
+                     backend_->max_slab_planes(model_),
                      [&](int planes) { return backend_->host_work_bytes(model_, planes); });
   slab_done_.assign(plan_.slabs.size(), 0);
 }
@@ -75,7 +75,7 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
                                   : model_.matrices[static_cast<size_t>(index)];
 
   std::vector<float> filtered(static_cast<size_t>(model_.detector.size[0]) * static_cast<size_t>(nv));
-  backend_->filter(model_, geometry, pixels, row_pitch_bytes, filtered.data());
+  backend_->filter(model_, index, geometry, pixels, row_pitch_bytes, filtered.data());
   check_usable();
   CompressedView compressed = store_->compress(filtered.data());
   const uint64_t limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
@@ -87,39 +87,9 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
   model_.views[static_cast<size_t>(index)] = geometry;
   model_.matrices[static_cast<size_t>(index)] = matrix;
   model_.arrived[static_cast<size_t>(index)] = 1;
-  update_fov_mask(geometry, matrix);
+  backend_->view_stored(model_, index);
   views_pushed_.fetch_add(1);
   notify_progress();
-}
-
-// A column (x, z) stays in the field of view while every view sees it, or,
-// with an offset detector, sees it or its mirror image about the principal
-// point (the conjugate ray). Tilted views do not narrow it: the
-// backprojector checks them voxel by voxel.
-void Reconstruction::update_fov_mask(const ViewGeometry& g, const IndexMatrix& pm) {
-  if (!pm.y_separable()) return;
-  const int nx = model_.volume.size[0], nz = model_.volume.size[2];
-  const double last = model_.detector.size[0] - 1;
-  const double* m = pm.m.data();
-  const bool mirror = model_.redundancy.offset_detector;
-  const double principal_col = (g.principal_u() - model_.detector.origin[0]) / model_.detector.spacing[0];
-  for (int k = 0; k < nz; ++k) {
-    unsigned char* row = model_.fov_mask.data() + static_cast<size_t>(k) * nx;
-    for (int i = 0; i < nx; ++i) {
-      if (!row[i]) continue;
-      const double w = m[8] * i + m[10] * k + m[11];
-      bool seen = false;
-      if (w > 0) {
-        const double u = (m[0] * i + m[2] * k + m[3]) / w;
-        seen = u >= 0 && u <= last;
-        if (!seen && mirror) {
-          const double mirrored = 2 * principal_col - u;
-          seen = mirrored >= 0 && mirrored <= last;
-        }
-      }
-      if (!seen) row[i] = 0;
-    }
-  }
 }
 
 void Reconstruction::finish() {
@@ -132,6 +102,7 @@ void Reconstruction::finish() {
   model_.view_order.clear();
   for (size_t v = 0; v < model_.arrived.size(); ++v)
     if (model_.arrived[v]) model_.view_order.push_back(static_cast<int>(v));
+  backend_->finish(model_);
   state_ = State::kFinished;
   finished_.store(true);
   notify_progress();

@@ -17,7 +17,10 @@ std::string mib(uint64_t bytes) {
 }  // namespace
 
 SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
-                    int requested_thickness, const std::function<uint64_t(int)>& work_bytes) {
+                    int requested_thickness, int max_thickness,
+                    const std::function<uint64_t(int)>& work_bytes) {
+  if (max_thickness < 1)
+    fail(FDK_ERROR_BUDGET, "the GPU memory budget does not hold even one volume plane");
   const auto reserve = [&](int planes) {
     return work_bytes(planes) + plane_bytes * static_cast<uint64_t>(planes);
   };
@@ -28,14 +31,17 @@ SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget
   int thickness;
   if (requested_thickness > 0) {
     thickness = std::min(requested_thickness, planes_total);
+    if (thickness > max_thickness)
+      fail(FDK_ERROR_BUDGET, "slabs of " + std::to_string(thickness) + " planes exceed the GPU memory budget (at most " +
+                                 std::to_string(max_thickness) + " planes fit)");
     if (reserve(thickness) > host_budget)
       fail(FDK_ERROR_BUDGET, "host memory budget " + mib(host_budget) + " is too small for slabs of " +
                                  std::to_string(thickness) + " planes (" + mib(reserve(thickness)) +
                                  " needed)");
   } else {
     thickness = 1;
-    while (thickness < planes_total) {
-      const int next = std::min(planes_total, thickness * 2);
+    while (thickness < std::min(planes_total, max_thickness)) {
+      const int next = std::min({planes_total, max_thickness, thickness * 2});
       if (plane_bytes * static_cast<uint64_t>(next) > kMaxSlabBytes || reserve(next) > host_budget / 2)
         break;
       thickness = next;

@@ -33,9 +33,6 @@ struct ScanModel {
   std::vector<unsigned char> arrived;  // view pushed
   std::vector<double> view_weights;    // at finish: angular weight a_v (0: absent)
   std::vector<int> view_order;         // at finish: arrived views, ascending
-  // At finish: 1 where the (x, z) column (index z * nx + x) is reconstructable,
-  // i.e. every view (or, for an offset detector, it or its conjugate) sees it.
-  std::vector<unsigned char> fov_mask;
   const ProjectionStore* store = nullptr;
   const std::atomic<bool>* cancelled = nullptr;
 
@@ -51,18 +48,32 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual fdk_backend kind() const = 0;
-  // Weights (with the geometry of this view) and ramp-filters one projection
-  // (pixels as pushed) into `filtered`:
-  // height rows of width floats, contiguous.
-  virtual void filter(const ScanModel& model, const ViewGeometry& geometry, const float* pixels,
-                      size_t pitch_bytes,
-                      float* filtered) = 0;
+  // Weights (with `geometry`, the geometry of view `view`) and ramp-filters
+  // one projection (pixels as pushed) into `filtered` on the host: height
+  // rows of model.detector.size[0] floats, contiguous. The pipeline may
+  // still refuse the view afterwards (budget); only view_stored commits it.
+  virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+                      size_t pitch_bytes, float* filtered) = 0;
+  // View `view`, the last one filtered, is in the store and the model: a
+  // backend may backproject it into slabs it keeps resident.
+  virtual void view_stored(const ScanModel& model, int view) {}
+  // fdk_finish: the view weights and order are final.
+  virtual void finish(const ScanModel& model) {}
   // Backprojects every arrived view into planes [y0, y1), written to `out`
-  // in the public layout (x fastest, then z, then y).
+  // in the public layout (x fastest, then z, then y). Only after finish.
   virtual void backproject(const ScanModel& model, int y0, int y1, float* out) = 0;
   // Bytes of host working memory a slab of `planes` planes needs beyond the
   // slab itself (for the planner's budget check).
   virtual uint64_t host_work_bytes(const ScanModel& model, int planes) const = 0;
+  // The thickest slab the backend can compute at once (device memory).
+  virtual int max_slab_planes(const ScanModel& model) const { return model.volume.size[1]; }
 };
+
+// 1 where the (x, z) column (index z * nx + x) is reconstructable from the
+// arrived views: every untilted view sees it, or for an offset detector sees
+// it or its mirror about the principal point (the conjugate ray). Tilted
+// views do not narrow it; backprojectors check them voxel by voxel. Columns
+// [z_begin, z_end) only, so callers can split the work.
+void field_of_view_rows(const ScanModel& model, int z_begin, int z_end, unsigned char* mask);
 
 }  // namespace fdk

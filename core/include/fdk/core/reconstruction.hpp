@@ -49,7 +49,6 @@ class Reconstruction {
   enum class State { kAcquiring, kFinished };
 
   void check_usable() const;
-  void update_fov_mask(const ViewGeometry& g, const IndexMatrix& m);
   void notify_progress();
   uint64_t slab_bytes(int slab) const;
 

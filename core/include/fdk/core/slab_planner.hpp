@@ -21,7 +21,10 @@ struct SlabPlan {
 // the largest that keeps a slab at most 256 MiB and its reserve within half
 // the budget, then evened out over the slabs. Throws fdk::Error
 // (FDK_ERROR_BUDGET) when not even one plane fits.
+// `max_thickness` caps the slab (the backend's device memory); a requested
+// thickness above it is an error.
 SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
-                    int requested_thickness, const std::function<uint64_t(int)>& work_bytes);
+                    int requested_thickness, int max_thickness,
+                    const std::function<uint64_t(int)>& work_bytes);
 
 }  // namespace fdk
