@@ -2,7 +2,7 @@
 
 #include <fdk/core/error.hpp>
 
-#include <kissfft/kiss_fftr.h>
+#include <kiss_fftr.h>  // include dir .../kissfft, as Debian's kissfft-float.pc gives it
 
 #include <algorithm>
 #include <cmath>
@@ -69,12 +69,7 @@ void validate(const RampFilterParams& p) {
   if (!std::isfinite(p.truncation_padding) || p.truncation_padding < 0 ||
       p.truncation_padding > 1)
     fail(FDK_ERROR_INVALID_ARGUMENT, "ramp filter: truncation padding must be in [0, 1]");
-  // Read as an integer: a C caller can store any int in the enum, and
-  // loading an out-of-range value as the C++ enum is undefined.
-  std::underlying_type_t<fdk_window> raw;
-  std::memcpy(&raw, &p.window, sizeof raw);
-  const long long w = static_cast<long long>(raw);
-  if (w >= FDK_WINDOW_RAM_LAK && w <= FDK_WINDOW_HANN) return;
+  if (p.window >= FDK_WINDOW_RAM_LAK && p.window <= FDK_WINDOW_HANN) return;
   fail(FDK_ERROR_INVALID_ARGUMENT, "ramp filter: unknown window");
 }
 
@@ -147,7 +142,7 @@ struct RampFilter::Impl {
     scaled_response.resize(half + 1);
     for (size_t k = 0; k <= half; ++k) {
       const double f = static_cast<double>(k) / n;
-      const double r = ws.spectrum[k].r * gain * window_gain(params.window, f, fc);
+      const double r = ws.spectrum[k].r * gain * window_gain(static_cast<fdk_window>(params.window), f, fc);
       response[k] = static_cast<float>(r);
       scaled_response[k] = static_cast<float>(r / n);
     }

@@ -21,7 +21,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.detector = filtered_detector(model_.redundancy, c.detector, &model_.input_column_offset);
   model_.filter.width = model_.detector.size[0];
   model_.filter.pixel_spacing = model_.detector.spacing[0];
-  model_.filter.window = static_cast<fdk_window>(c.window);
+  model_.filter.window = c.window;
   model_.filter.cutoff = c.cutoff;
   model_.filter.truncation_padding = c.truncation_padding;
   model_.matrices.reserve(model_.views.size());
@@ -125,9 +125,14 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
   if (buffer_bytes < bytes)
     fail(FDK_ERROR_INVALID_ARGUMENT, "buffer_bytes " + std::to_string(buffer_bytes) + " is smaller than slab " +
                                          std::to_string(slab) + "'s " + std::to_string(bytes) + " bytes");
+  const auto& range = plan_.slabs[static_cast<size_t>(slab)];
+  if (backend_->keeps_volume()) {
+    backend_->backproject(model_, range[0], range[1], buffer);
+    mark_done(slab);
+    return;
+  }
   SlabCache::Slab data = cache_.find(slab);
   if (!data) {
-    const auto& range = plan_.slabs[static_cast<size_t>(slab)];
     auto computed = std::make_shared<std::vector<float>>(bytes / 4);
     backend_->backproject(model_, range[0], range[1], computed->data());
     // What the store leaves of the budget, beyond the reserve, may cache more slabs.
@@ -135,13 +140,17 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
     const uint64_t spare = settings_.host_budget > used ? settings_.host_budget - used : 0;
     data = computed;
     cache_.insert(slab, std::move(computed), spare + bytes);
-    if (!slab_done_[static_cast<size_t>(slab)]) {
-      slab_done_[static_cast<size_t>(slab)] = 1;
-      slabs_done_.fetch_add(1);
-    }
-    notify_progress();
+    mark_done(slab);
   }
   std::memcpy(buffer, data->data(), bytes);
+}
+
+void Reconstruction::mark_done(int slab) {
+  if (!slab_done_[static_cast<size_t>(slab)]) {
+    slab_done_[static_cast<size_t>(slab)] = 1;
+    slabs_done_.fetch_add(1);
+  }
+  notify_progress();
 }
 
 fdk_slab_info Reconstruction::slab_info(int slab) const {

@@ -130,23 +130,29 @@ fdk_detector filtered_detector(const RedundancyPlan& plan, const fdk_detector& i
   return out;
 }
 
-void weight_projection(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& in_det,
-                       const float* in, size_t pitch_bytes, const fdk_detector& out_det, int column_offset,
-                       float* out, int row_begin, int row_end) {
-  const int nu = out_det.size[0], in_nu = in_det.size[0];
-  const double a = view.principal_u(), b = view.principal_v();
-  const double sdd2 = view.sdd * view.sdd;
-  // Per-column part: redundancy weights depend on u only.
-  std::vector<double> col_w(static_cast<size_t>(nu)), col_u2(static_cast<size_t>(nu));
+void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
+                    double* weight, double* u2) {
+  const double a = view.principal_u();
   const double beta = wrap(view.angle - plan.scan_start);
-  for (int i = 0; i < nu; ++i) {
+  for (int i = 0; i < out_det.size[0]; ++i) {
     const double u = out_det.origin[0] + i * out_det.spacing[0] - a;
     double w = view.sdd / view.sid;
     if (plan.short_scan) w *= 2 * parker(plan, beta, -std::atan(u / view.sdd));
     if (plan.offset_detector) w *= offset_weight(plan, u);
-    col_w[static_cast<size_t>(i)] = w * view.sdd;  // times sdd of the cosine weight
-    col_u2[static_cast<size_t>(i)] = u * u;
+    weight[i] = w * view.sdd;  // times SDD of the cosine weight
+    u2[i] = u * u;
   }
+}
+
+void weight_projection(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& in_det,
+                       const float* in, size_t pitch_bytes, const fdk_detector& out_det, int column_offset,
+                       float* out, int row_begin, int row_end) {
+  const int nu = out_det.size[0], in_nu = in_det.size[0];
+  const double b = view.principal_v();
+  const double sdd2 = view.sdd * view.sdd;
+  // Per-column part: redundancy weights depend on u only.
+  std::vector<double> col_w(static_cast<size_t>(nu)), col_u2(static_cast<size_t>(nu));
+  column_weights(plan, view, out_det, col_w.data(), col_u2.data());
   const int i_begin = std::max(0, column_offset), i_end = std::min(nu, column_offset + in_nu);
   for (int j = row_begin; j < row_end; ++j) {
     const double v = out_det.origin[1] + j * out_det.spacing[1] - b;

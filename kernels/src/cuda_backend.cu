@@ -1,42 +1,553 @@
-// The CUDA backend. This version provides the device probe only: the
-// filtering and backprojection kernels plug in here (see issue "CUDA backend
-// on one GPU"), until then AUTO falls back to the CPU and an explicit CUDA
-// request is refused with a clear status.
+// The CUDA backend on one GPU. Projections are weighted and filtered on the
+// device. When the volume, the filtered projections and the batch buffers fit
+// the GPU budget, the volume stays resident and views are backprojected as
+// they arrive ("resident" mode: the volume is done when the scan ends).
+// Otherwise slabs are computed on demand from the compressed store: CPU
+// threads decompress each view's row window into pinned memory while the GPU
+// works on the previous batch ("streaming" mode).
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <string>
+#include <vector>
 
-#include "fdk/core/error.hpp"
+#include "backproject_kernels.cuh"
+#include "device_resources.hpp"
+#include "fdk/core/thread_pool.hpp"
 #include "fdk/kernels/cuda_backend.hpp"
+#include "gpu_filter.hpp"
+#include "symmetry.hpp"
 
 namespace fdk::cuda {
 namespace {
 
+constexpr int kResidentQuads = 32;   // quads per launch when resident
+constexpr int kStreamQuads = 8;      // quads per launch when streaming
+constexpr int kStreamViews = 4 * kStreamQuads;
+
 int device_count() noexcept {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so the host's state is untouched
+    cudaGetLastError();
     return 0;
   }
   return count;
 }
 
-}  // namespace
+int chosen_device(const Settings& s) { return s.config.num_devices > 0 ? s.config.devices[0] : 0; }
 
-bool backend_available(const Settings&) noexcept {
-  return false;  // no kernels in this version
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+void fill_terms(ViewTerms& t, const IndexMatrix& m, float weight, int row_offset) {
+  for (int e = 0; e < 12; ++e) t.m[e] = static_cast<float>(m.m[e]);
+  t.weight = weight;
+  t.row_offset = static_cast<float>(row_offset);
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const ScanModel&, const Settings& settings) {
+// Texel format of the packed quads: the store's precision.
+struct TexelFormat {
+  size_t bytes;
+  cudaChannelFormatDesc desc;
+};
+
+TexelFormat texel_format(fdk_precision p) {
+  if (p == FDK_PRECISION_FLOAT16) return {8, cudaCreateChannelDescHalf4()};
+  return {16, cudaCreateChannelDesc<float4>()};
+}
+
+// A set of buffers one launch uses; two sets alternate so the host prepares
+// one while the GPU works on the other.
+struct BatchSet {
+  std::vector<DeviceBuffer<unsigned char>> quad_memory;
+  std::vector<TextureObject> quad_tex;
+  DeviceBuffer<float> windows;            // streaming: kStreamViews row windows
+  std::vector<TextureObject> window_tex;  // streaming: one per window
+  PinnedBuffer<float> staging;            // streaming: decompressed windows
+  Event done;
+  bool used = false;
+  void wait() {
+    if (used) done.synchronize();
+  }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const ScanModel& model, const Settings& settings)
+      : device_(chosen_device(settings)),
+        scope_(device_),
+        pool_(settings.num_threads),
+        filter_(model, filter_stream_.get()),
+        format_(texel_format(static_cast<fdk_precision>(settings.config.precision))) {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
+    tex_align_ = std::max<size_t>(prop.texturePitchAlignment, 32);
+    size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    budget_ = settings.config.gpu_memory_budget > 0 ? settings.config.gpu_memory_budget
+                                                    : static_cast<uint64_t>(0.9 * static_cast<double>(free_bytes));
+    columns_ = model.detector.size[0];
+    rows_ = model.detector.size[1];
+    pitch_ = round_up(static_cast<size_t>(columns_), tex_align_ / sizeof(float));
+    quad_pitch_ = round_up(static_cast<size_t>(columns_) * format_.bytes, tex_align_);
+    quads_ = find_symmetric_quads(model.views, model.matrices, model.volume);
+    quad_of_view_.assign(model.views.size(), -1);
+    for (size_t q = 0; q < quads_.size(); ++q)
+      for (int v : quads_[q]) quad_of_view_[static_cast<size_t>(v)] = static_cast<int>(q);
+    quad_arrivals_.assign(quads_.size(), 0);
+
+    const uint64_t plane = 4ull * model.plane_floats();
+    const uint64_t volume = plane * static_cast<uint64_t>(model.volume.size[1]);
+    const uint64_t projections = 4ull * pitch_ * rows_ * model.views.size();
+    const uint64_t fixed = filter_bytes(model) + 2 * model.plane_floats();
+    const uint64_t resident_sets = 2ull * kResidentQuads * quad_pitch_ * rows_;
+    resident_ = volume + projections + resident_sets + fixed <= budget_;
+    if (resident_) {
+      volume_.resize(model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
+      check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
+      projections_.resize(pitch_ * rows_ * model.views.size());
+      view_tex_.resize(model.views.size());
+      make_sets(kResidentQuads, rows_, false);
+      nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
+                                         model.redundancy.short_scan);
+      nominal_views_ = model.views;
+      compute_mask(model, true);
+    } else {
+      // Streaming: a slab plus two batch sets must fit; each plane of slab
+      // brings at most rows_per_plane_ detector rows into every window.
+      const auto span = rows_for_slab(model.matrices.front(), model.volume, rows_, 0, model.volume.size[1]);
+      rows_per_plane_ = std::max(0.0, static_cast<double>(span[1] - span[0] + 1)) / model.volume.size[1] * 1.25 + 0.01;
+      const double per_plane = static_cast<double>(plane) +
+                               2.0 * rows_per_plane_ * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_pitch_);
+      const double per_set_fixed = 2.0 * 8 * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_pitch_);
+      const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed;
+      max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
+    }
+    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (setup)");
+    scope_.leave();
+  }
+
+  ~CudaBackend() override {
+    // Members are released with our device current; then scope_ puts the
+    // host's device back.
+    scope_.enter();
+    cudaStreamSynchronize(bp_stream_.get());
+    cudaStreamSynchronize(filter_stream_.get());
+  }
+
+  fdk_backend kind() const override { return FDK_BACKEND_CUDA; }
+  bool keeps_volume() const override { return resident_; }
+
+  int max_slab_planes(const ScanModel& model) const override {
+    return resident_ ? model.volume.size[1] : max_planes_;
+  }
+
+  uint64_t host_work_bytes(const ScanModel& model, int planes) const override {
+    if (resident_) return 0;  // slabs are copied straight from the device
+    return 2ull * kStreamViews * 4ull * columns_ * static_cast<uint64_t>(window_rows(planes));
+  }
+
+  void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+              size_t pitch_bytes, float* filtered) override {
+    DeviceGuard guard(device_);
+    float* target;
+    if (resident_) {
+      target = projections_.get() + static_cast<size_t>(view) * pitch_ * rows_;
+    } else {
+      scratch_.resize(pitch_ * rows_);
+      target = scratch_.get();
+    }
+    filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered);
+  }
+
+  void view_stored(const ScanModel& model, int view) override {
+    if (!resident_) return;
+    DeviceGuard guard(device_);
+    dirty_ = true;  // cleared once this view is accounted for
+    if (!same_geometry(model.views[static_cast<size_t>(view)], nominal_views_[static_cast<size_t>(view)]))
+      geometry_changed_ = true;
+    const int q = quad_of_view_[static_cast<size_t>(view)];
+    if (q >= 0) {
+      if (++quad_arrivals_[static_cast<size_t>(q)] == 4) {
+        pending_quads_.push_back(q);
+        if (static_cast<int>(pending_quads_.size()) == kResidentQuads) flush_quads(model, nominal_weights_);
+      }
+    } else {
+      pending_views_.push_back(view);
+      if (static_cast<int>(pending_views_.size()) == kMaxBatchViews) flush_views(model, nominal_weights_);
+    }
+    dirty_ = false;
+  }
+
+  void finish(const ScanModel& model) override {
+    DeviceGuard guard(device_);
+    if (!resident_) {
+      compute_mask(model, false);
+      check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
+      return;
+    }
+    bool all_arrived = true;
+    for (unsigned char a : model.arrived) all_arrived &= a != 0;
+    if (all_arrived && !geometry_changed_ && !dirty_) {
+      flush_quads(model, nominal_weights_);
+      flush_views(model, nominal_weights_);
+    } else {
+      // The weights the views were accumulated with are not the final ones:
+      // start again from the filtered projections still on the device.
+      check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
+      pending_quads_.clear();
+      pending_views_.clear();
+      check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
+      compute_mask(model, false);
+      for (size_t q = 0; q < quads_.size(); ++q) {
+        bool complete = true;
+        for (int v : quads_[q]) complete &= model.arrived[static_cast<size_t>(v)] != 0;
+        if (complete) {
+          pending_quads_.push_back(static_cast<int>(q));
+          if (static_cast<int>(pending_quads_.size()) == kResidentQuads) flush_quads(model, model.view_weights);
+        } else {
+          for (int v : quads_[q])
+            if (model.arrived[static_cast<size_t>(v)]) add_view(model, v, model.view_weights);
+        }
+      }
+      for (int v : model.view_order)
+        if (quad_of_view_[static_cast<size_t>(v)] < 0) add_view(model, v, model.view_weights);
+      flush_quads(model, model.view_weights);
+      flush_views(model, model.view_weights);
+    }
+    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (backprojection)");
+  }
+
+  void backproject(const ScanModel& model, int y0, int y1, float* out) override {
+    DeviceGuard guard(device_);
+    const size_t plane = model.plane_floats();
+    if (resident_) {
+      check(cudaMemcpy(out, volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0) * sizeof(float),
+                       cudaMemcpyDeviceToHost),
+            "cudaMemcpy (slab download)");
+      return;
+    }
+    stream_slab(model, y0, y1, out);
+  }
+
+ private:
+  uint64_t filter_bytes(const ScanModel& model) const {
+    const RampFilter ramp(model.filter);
+    const uint64_t n = static_cast<uint64_t>(ramp.padded_length());
+    return 4ull * rows_ * (n + (n / 2 + 1) * 2 + model.input_detector.size[0]) + 4ull * pitch_ * rows_;
+  }
+
+  int window_rows(int planes) const {
+    return std::min(rows_, static_cast<int>(std::ceil(rows_per_plane_ * planes)) + 8);
+  }
+
+  static bool same_geometry(const ViewGeometry& a, const ViewGeometry& b) {
+    return a.rot == b.rot && a.sid == b.sid && a.sdd == b.sdd && a.sox == b.sox && a.soy == b.soy &&
+           a.pox == b.pox && a.poy == b.poy;
+  }
+
+  void make_sets(int quads, int rows, bool streaming) {
+    for (BatchSet& set : sets_) {
+      set.quad_memory.resize(static_cast<size_t>(quads));
+      set.quad_tex.resize(static_cast<size_t>(quads));
+      for (int q = 0; q < quads; ++q) {
+        set.quad_memory[static_cast<size_t>(q)].resize(quad_pitch_ * rows);
+        set.quad_tex[static_cast<size_t>(q)].make_pitch2d(set.quad_memory[static_cast<size_t>(q)].get(), format_.desc,
+                                                          columns_, rows, quad_pitch_);
+      }
+      if (streaming) {
+        set.windows.resize(pitch_ * rows * kStreamViews);
+        set.window_tex.resize(kStreamViews);
+        for (int v = 0; v < kStreamViews; ++v)
+          set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + pitch_ * rows * v,
+                                                              cudaCreateChannelDesc<float>(), columns_, rows,
+                                                              pitch_ * sizeof(float));
+        set.staging.resize(static_cast<size_t>(columns_) * rows * kStreamViews);
+      }
+    }
+    set_rows_ = rows;
+  }
+
+  // Field-of-view mask from the announced views (nominal) or the arrived ones.
+  void compute_mask(const ScanModel& model, bool nominal) {
+    std::vector<double> matrices, principal;
+    for (size_t v = 0; v < model.views.size(); ++v) {
+      if (!nominal && !model.arrived[v]) continue;
+      if (!model.matrices[v].y_separable()) continue;
+      matrices.insert(matrices.end(), model.matrices[v].m.begin(), model.matrices[v].m.end());
+      principal.push_back((model.views[v].principal_u() - model.detector.origin[0]) / model.detector.spacing[0]);
+    }
+    const int nx = model.volume.size[0], nz = model.volume.size[2];
+    mask_.resize(model.plane_floats());
+    check(cudaMemsetAsync(mask_.get(), 1, model.plane_floats(), bp_stream_.get()), "cudaMemsetAsync (mask)");
+    if (principal.empty()) return;
+    mask_matrices_.resize(matrices.size());
+    mask_principal_.resize(principal.size());
+    check(cudaMemcpyAsync(mask_matrices_.get(), matrices.data(), matrices.size() * sizeof(double),
+                          cudaMemcpyHostToDevice, bp_stream_.get()),
+          "cudaMemcpyAsync (mask matrices)");
+    check(cudaMemcpyAsync(mask_principal_.get(), principal.data(), principal.size() * sizeof(double),
+                          cudaMemcpyHostToDevice, bp_stream_.get()),
+          "cudaMemcpyAsync (mask principal points)");
+    launch_field_of_view(mask_matrices_.get(), mask_principal_.get(), static_cast<int>(principal.size()), nx, nz,
+                         columns_, model.redundancy.offset_detector, mask_.get(), bp_stream_.get());
+    // The host vectors above die here: wait for the copies.
+    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
+  }
+
+  SlabGeometry slab_geometry(const ScanModel& model, int y0, int planes) const {
+    SlabGeometry g{};
+    g.nx = model.volume.size[0];
+    g.nz = model.volume.size[2];
+    g.y0 = y0;
+    g.planes = planes;
+    g.columns = columns_;
+    g.rows = rows_;
+    return g;
+  }
+
+  BatchSet& next_set() {
+    BatchSet& set = sets_[next_set_];
+    next_set_ ^= 1;
+    set.wait();
+    return set;
+  }
+
+  template <class Texel>
+  void pack(const ScanModel&, const float* const src[4], const float scale[4], BatchSet& set, int slot, int rows) {
+    launch_pack<Texel>(src, pitch_, scale, reinterpret_cast<Texel*>(set.quad_memory[static_cast<size_t>(slot)].get()),
+                       quad_pitch_ / sizeof(Texel), columns_, rows, bp_stream_.get());
+  }
+
+  void pack_quad(const ScanModel& model, const float* const src[4], const float scale[4], BatchSet& set, int slot,
+                 int rows) {
+    if (format_.bytes == 8)
+      pack<ushort4>(model, src, scale, set, slot, rows);
+    else
+      pack<float4>(model, src, scale, set, slot, rows);
+  }
+
+  // Resident: backproject the complete quads queued so far into the volume.
+  void flush_quads(const ScanModel& model, const std::vector<double>& weights) {
+    if (pending_quads_.empty()) return;
+    BatchSet& set = next_set();
+    QuadBatch batch{};
+    batch.g = slab_geometry(model, 0, model.volume.size[1]);
+    batch.count = static_cast<int>(pending_quads_.size());
+    for (int s = 0; s < batch.count; ++s) {
+      const auto& quad = quads_[static_cast<size_t>(pending_quads_[static_cast<size_t>(s)])];
+      const float* src[4];
+      float scale[4];
+      for (int c = 0; c < 4; ++c) {
+        src[c] = projections_.get() + static_cast<size_t>(quad[c]) * pitch_ * rows_;
+        scale[c] = static_cast<float>(weights[static_cast<size_t>(quad[c])]);
+      }
+      pack_quad(model, src, scale, set, s, rows_);
+      const double sid = model.views[static_cast<size_t>(quad[0])].sid;
+      fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
+      batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+    }
+    launch_quads(batch, volume_.get(), mask_.get(), bp_stream_.get());
+    set.done.record(bp_stream_.get());
+    set.used = true;
+    pending_quads_.clear();
+  }
+
+  void add_view(const ScanModel& model, int view, const std::vector<double>& weights) {
+    pending_views_.push_back(view);
+    if (static_cast<int>(pending_views_.size()) == kMaxBatchViews) flush_views(model, weights);
+  }
+
+  // Resident: views outside complete quads, straight from their projections.
+  void flush_views(const ScanModel& model, const std::vector<double>& weights) {
+    if (pending_views_.empty()) return;
+    GenericBatch batch{};
+    batch.g = slab_geometry(model, 0, model.volume.size[1]);
+    batch.count = static_cast<int>(pending_views_.size());
+    for (int s = 0; s < batch.count; ++s) {
+      const int v = pending_views_[static_cast<size_t>(s)];
+      TextureObject& tex = view_tex_[static_cast<size_t>(v)];
+      if (!tex.get())
+        tex.make_pitch2d(projections_.get() + static_cast<size_t>(v) * pitch_ * rows_, cudaCreateChannelDesc<float>(),
+                         columns_, rows_, pitch_ * sizeof(float));
+      const double sid = model.views[static_cast<size_t>(v)].sid;
+      fill_terms(batch.view[s], model.matrices[static_cast<size_t>(v)],
+                 static_cast<float>(weights[static_cast<size_t>(v)] * sid * sid), 0);
+      batch.tex[s] = tex.get();
+    }
+    launch_generic(batch, volume_.get(), mask_.get(), bp_stream_.get());
+    pending_views_.clear();
+  }
+
+  // Streaming: one slab from the compressed store.
+  void stream_slab(const ScanModel& model, int y0, int y1, float* out) {
+    const int planes = y1 - y0;
+    const int rows = window_rows(planes);
+    if (set_rows_ < rows) {
+      check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
+      make_sets(kStreamQuads, rows, true);
+    }
+    slab_.resize(model.plane_floats() * static_cast<size_t>(planes));
+    check(cudaMemsetAsync(slab_.get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
+          "cudaMemsetAsync (slab)");
+    // Work items: complete quads, then the other views in groups of four.
+    std::vector<std::array<int, 4>> items;
+    std::vector<int> singles;
+    for (const auto& quad : quads_) {
+      bool complete = true;
+      for (int v : quad) complete &= model.arrived[static_cast<size_t>(v)] != 0;
+      if (complete)
+        items.push_back(quad);
+      else
+        for (int v : quad)
+          if (model.arrived[static_cast<size_t>(v)]) singles.push_back(v);
+    }
+    const size_t quad_items = items.size();
+    for (int v : model.view_order)
+      if (quad_of_view_[static_cast<size_t>(v)] < 0) singles.push_back(v);
+    for (size_t s = 0; s < singles.size(); s += 4) {
+      std::array<int, 4> group{-1, -1, -1, -1};
+      for (size_t c = 0; c < 4 && s + c < singles.size(); ++c) group[c] = singles[s + c];
+      items.push_back(group);
+    }
+    size_t first = 0;
+    while (first < items.size()) {
+      throw_if_cancelled(model);
+      // Quads and singles never share a launch.
+      size_t last = std::min(items.size(), first + kStreamQuads);
+      if (first < quad_items && last > quad_items) last = quad_items;
+      run_stream_batch(model, items, first, last, first < quad_items, y0, planes, rows);
+      first = last;
+    }
+    check(cudaMemcpyAsync(out, slab_.get(), model.plane_floats() * planes * sizeof(float), cudaMemcpyDeviceToHost,
+                          bp_stream_.get()),
+          "cudaMemcpyAsync (slab download)");
+    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (slab)");
+  }
+
+  void run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
+                        size_t last, bool quads, int y0, int planes, int rows) {
+    BatchSet& set = next_set();
+    const int count = static_cast<int>(last - first);
+    // Row windows: per quad their union (the four share one texture).
+    std::vector<std::array<int, 2>> window(static_cast<size_t>(count));
+    for (int s = 0; s < count; ++s) {
+      int lo = rows_, hi = -1;
+      for (int v : items[first + static_cast<size_t>(s)]) {
+        if (v < 0) continue;
+        const auto r = rows_for_slab(model.matrices[static_cast<size_t>(v)], model.volume, rows_, y0, y0 + planes);
+        lo = std::min(lo, r[0]);
+        hi = std::max(hi, r[1]);
+      }
+      if (hi < lo) hi = lo = 0;
+      if (hi - lo + 1 > rows) hi = lo + rows - 1;  // cannot happen with the planner's sizing
+      window[static_cast<size_t>(s)] = {lo, hi};
+    }
+    // Decompress on CPU threads into pinned memory.
+    pool_.parallel_for(count * 4, [&](int task, int) {
+      const int s = task / 4, c = task % 4;
+      const int v = items[first + static_cast<size_t>(s)][static_cast<size_t>(c)];
+      if (v < 0) return;
+      const auto& w = window[static_cast<size_t>(s)];
+      float* dst = set.staging.get() + static_cast<size_t>(task) * columns_ * rows;
+      model.store->read_rows(v, w[0], w[1] + 1, dst);
+    });
+    for (int task = 0; task < count * 4; ++task) {
+      const int s = task / 4;
+      if (items[first + static_cast<size_t>(s)][static_cast<size_t>(task % 4)] < 0) continue;
+      const auto& w = window[static_cast<size_t>(s)];
+      check(cudaMemcpy2DAsync(set.windows.get() + pitch_ * rows * task, pitch_ * sizeof(float),
+                              set.staging.get() + static_cast<size_t>(task) * columns_ * rows,
+                              columns_ * sizeof(float), columns_ * sizeof(float), w[1] - w[0] + 1,
+                              cudaMemcpyHostToDevice, bp_stream_.get()),
+            "cudaMemcpy2DAsync (window upload)");
+    }
+    const SlabGeometry g = slab_geometry(model, y0, planes);
+    if (quads) {
+      QuadBatch batch{};
+      batch.g = g;
+      batch.count = count;
+      for (int s = 0; s < count; ++s) {
+        const auto& quad = items[first + static_cast<size_t>(s)];
+        const float* src[4];
+        float scale[4];
+        for (int c = 0; c < 4; ++c) {
+          src[c] = set.windows.get() + pitch_ * rows * (4 * s + c);
+          scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(quad[c])]);
+        }
+        const auto& w = window[static_cast<size_t>(s)];
+        pack_quad(model, src, scale, set, s, w[1] - w[0] + 1);
+        const double sid = model.views[static_cast<size_t>(quad[0])].sid;
+        fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), w[0]);
+        batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+      }
+      launch_quads(batch, slab_.get(), mask_.get(), bp_stream_.get());
+    } else {
+      GenericBatch batch{};
+      batch.g = g;
+      for (int task = 0; task < count * 4; ++task) {
+        const int v = items[first + static_cast<size_t>(task / 4)][static_cast<size_t>(task % 4)];
+        if (v < 0) continue;
+        const double sid = model.views[static_cast<size_t>(v)].sid;
+        fill_terms(batch.view[batch.count], model.matrices[static_cast<size_t>(v)],
+                   static_cast<float>(model.view_weights[static_cast<size_t>(v)] * sid * sid),
+                   window[static_cast<size_t>(task / 4)][0]);
+        batch.tex[batch.count] = set.window_tex[static_cast<size_t>(task)].get();
+        ++batch.count;
+      }
+      launch_generic(batch, slab_.get(), mask_.get(), bp_stream_.get());
+    }
+    set.done.record(bp_stream_.get());
+    set.used = true;
+  }
+
+  int device_;
+  DeviceScope scope_;  // our device is current while members are built and released
+  ThreadPool pool_;
+  Stream filter_stream_, bp_stream_;
+  GpuFilter filter_;
+  TexelFormat format_;
+  size_t tex_align_ = 32;
+  uint64_t budget_ = 0;
+  int columns_ = 0, rows_ = 0;
+  size_t pitch_ = 0, quad_pitch_ = 0;
+  bool resident_ = false;
+  int max_planes_ = 0;
+  double rows_per_plane_ = 1;
+
+  std::vector<std::array<int, 4>> quads_;
+  std::vector<int> quad_of_view_;
+  std::vector<int> quad_arrivals_;
+  std::vector<int> pending_quads_, pending_views_;
+  std::vector<double> nominal_weights_;
+  std::vector<ViewGeometry> nominal_views_;
+  bool geometry_changed_ = false, dirty_ = false;
+
+  DeviceBuffer<float> volume_, projections_, scratch_, slab_;
+  DeviceBuffer<unsigned char> mask_;
+  DeviceBuffer<double> mask_matrices_, mask_principal_;
+  std::vector<TextureObject> view_tex_;
+  std::array<BatchSet, 2> sets_;
+  int next_set_ = 0;
+  int set_rows_ = 0;
+};
+
+}  // namespace
+
+bool backend_available(const Settings& settings) noexcept {
   const int count = device_count();
-  if (count == 0)
-    fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
+  return count > 0 && chosen_device(settings) < count;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Settings& settings) {
+  const int count = device_count();
+  if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
   for (int d = 0; d < settings.config.num_devices; ++d)
     if (settings.config.devices[d] >= count)
       fail(FDK_ERROR_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(settings.config.devices[d]) +
                                               " does not exist (" + std::to_string(count) + " found)");
-  fail(FDK_ERROR_BACKEND_UNAVAILABLE,
-       "the CUDA reconstruction kernels are not part of this version of fdk; use the CPU backend");
+  return std::make_unique<CudaBackend>(model, settings);
 }
 
 }  // namespace fdk::cuda

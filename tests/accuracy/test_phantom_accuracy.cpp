@@ -15,6 +15,9 @@
 // plane. The means and errors are printed so they can be quoted.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +52,38 @@ const std::vector<Ellipsoid>& phantom() {
 
 double volume_origin() { return -0.5 * (kN - 1) * kVoxel; }
 
+// FDK_TEST_BACKEND=cuda runs the whole suite on the GPU (ctest label gpu);
+// without a usable GPU those tests skip, saying so.
+fdk_backend test_backend() {
+  const char* b = std::getenv("FDK_TEST_BACKEND");
+  return b && std::string(b) == "cuda" ? FDK_BACKEND_CUDA : FDK_BACKEND_CPU;
+}
+
+bool backend_usable() {
+  static const bool usable = [] {
+    fdk_config c;
+    fdk_config_init(&c);
+    for (int i = 0; i < 3; ++i) {
+      c.volume.size[i] = 8;
+      c.volume.spacing[i] = 1;
+    }
+    c.detector.size[0] = c.detector.size[1] = 8;
+    c.detector.spacing[0] = c.detector.spacing[1] = 1;
+    c.scan.num_views = 4;
+    c.scan.uniform.sid = 100;
+    c.scan.uniform.sdd = 150;
+    c.backend = test_backend();
+    fdk_context* ctx = nullptr;
+    const fdk_status s = fdk_create(&c, &ctx);
+    fdk_destroy(ctx);
+    return s != FDK_ERROR_BACKEND_UNAVAILABLE;
+  }();
+  return usable;
+}
+
+#define SKIP_WITHOUT_BACKEND() \
+  if (!backend_usable()) GTEST_SKIP() << "skipped: no GPU"
+
 fdk_config base_config() {
   fdk_config c;
   fdk_config_init(&c);
@@ -69,7 +104,7 @@ fdk_config base_config() {
   c.scan.uniform = fdk_view{};
   c.scan.uniform.sid = kSid;
   c.scan.uniform.sdd = kSdd;
-  c.backend = FDK_BACKEND_CPU;
+  c.backend = test_backend();
   c.num_threads = 0;
   return c;
 }
@@ -344,18 +379,20 @@ TEST(PhantomAccuracy, RegionsAreLargeAndInsideTheFieldOfView) {
 }
 
 TEST(PhantomAccuracy, FullScan) {
+  SKIP_WITHOUT_BACKEND();
   const fdk_config c = base_config();
   const std::vector<float> proj = simulate(c);
   Recon rec;
   ASSERT_NO_FATAL_FAILURE(reconstruct(c, proj, {}, false, &rec));
   ASSERT_FALSE(rec.volume.empty());
-  EXPECT_EQ(rec.plan.backend, FDK_BACKEND_CPU);
+  EXPECT_EQ(rec.plan.backend, test_backend());
   EXPECT_EQ(rec.plan.short_scan, 0);
   EXPECT_EQ(rec.plan.offset_detector, 0);
   check_regions("full_360", rec.volume, kTolerance, all_regions());
 }
 
 TEST(PhantomAccuracy, ShortScanWithParkerWeights) {
+  SKIP_WITHOUT_BACKEND();
   fdk_config c = base_config();
   // Same 1 degree step; the views span (n - 1) steps >= 180 + fan + 2.
   const double step = 360.0 / kFullViews;
@@ -375,6 +412,7 @@ TEST(PhantomAccuracy, ShortScanWithParkerWeights) {
 }
 
 TEST(PhantomAccuracy, OffsetDetectorWithHalfFanWeights) {
+  SKIP_WITHOUT_BACKEND();
   fdk_config c = base_config();
   // 25 % of the width on the -u side, 75 % on the +u side: the short side
   // sees a circle of radius ~77 at the isocentre (the overlap region), the
@@ -400,6 +438,7 @@ TEST(PhantomAccuracy, OffsetDetectorWithHalfFanWeights) {
 }
 
 TEST(PhantomAccuracy, ExplicitViewsReproduceTheUniformScan) {
+  SKIP_WITHOUT_BACKEND();
   const fdk_config uniform = base_config();
   const std::vector<float> proj = simulate(uniform);
   Recon ref;
@@ -431,6 +470,7 @@ TEST(PhantomAccuracy, ExplicitViewsReproduceTheUniformScan) {
 }
 
 TEST(PhantomAccuracy, MissingViewsAreReweighted) {
+  SKIP_WITHOUT_BACKEND();
   const fdk_config c = base_config();
   const std::vector<float> proj = simulate(c);
   // A deterministic scatter of 25 % of the views never pushed: Fisher-Yates
@@ -474,6 +514,7 @@ TEST(PhantomAccuracy, MissingViewsAreReweighted) {
 // for either direction of rotation and a start angle other than 0. A coarser
 // 64^3 grid of 3.2 keeps it quick.
 TEST(PhantomAccuracy, AsymmetricSpheresComeBackInPlace) {
+  SKIP_WITHOUT_BACKEND();
   struct Ball {
     double x, y, z, r, density;
   };

@@ -278,8 +278,8 @@ TEST(ProjectionStore, RejectsInvalidUse) {
   expect_code(FDK_ERROR_INVALID_ARGUMENT, [] { ProjectionStore(4, 4, 0, FDK_PRECISION_FLOAT32); });
   expect_code(FDK_ERROR_INVALID_ARGUMENT,
               [] { ProjectionStore(4, 4, 1, FDK_PRECISION_FLOAT32, 0); });
-  expect_code(FDK_ERROR_INVALID_ARGUMENT,
-              [] { ProjectionStore(4, 4, 1, static_cast<fdk_precision>(5)); });
+  // An out-of-range precision cannot be passed by value without undefined
+  // behaviour, so it is left to config validation, before any store exists.
 }
 
 // Writers commit views while readers poll: a present view must always read

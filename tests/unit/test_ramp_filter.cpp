@@ -278,7 +278,10 @@ TEST(RampFilter, RejectsInvalidParameters) {
   expect_invalid(params(16, 1.0, FDK_WINDOW_RAM_LAK, std::nan("")));
   expect_invalid(params(16, 1.0, FDK_WINDOW_RAM_LAK, 1.0, -0.1));
   expect_invalid(params(16, 1.0, FDK_WINDOW_RAM_LAK, 1.0, 1.5));
-  expect_invalid(params(16, 1.0, static_cast<fdk_window>(99)));
+  auto bad_window = params(16);
+  const int bad = 99;  // what a C caller may store; a C++ cast would be undefined
+  std::memcpy(&bad_window.window, &bad, sizeof bad);
+  expect_invalid(bad_window);
 
   fdk::RampFilter f(params(16));
   std::vector<float> row(16, 1.0f);

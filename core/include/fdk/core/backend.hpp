@@ -65,6 +65,9 @@ class Backend {
   // Bytes of host working memory a slab of `planes` planes needs beyond the
   // slab itself (for the planner's budget check).
   virtual uint64_t host_work_bytes(const ScanModel& model, int planes) const = 0;
+  // True when the backend holds the whole volume itself (on a GPU): reads
+  // then copy from it directly and the host slab cache is not used.
+  virtual bool keeps_volume() const { return false; }
   // The thickest slab the backend can compute at once (device memory).
   virtual int max_slab_planes(const ScanModel& model) const { return model.volume.size[1]; }
 };

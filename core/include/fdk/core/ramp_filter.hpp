@@ -4,6 +4,7 @@
 #pragma once
 #include <fdk/fdk.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace fdk {
 struct RampFilterParams {
   int width = 0;              // pixels per row (detector columns)
   double pixel_spacing = 1;   // du, physical units
-  fdk_window window = FDK_WINDOW_RAM_LAK;
+  int32_t window = FDK_WINDOW_RAM_LAK;  // fdk_window, kept as an int until validated
   double cutoff = 1.0;        // fraction of Nyquist, (0, 1]
   double truncation_padding = 0;  // fraction of width added on each side
 };

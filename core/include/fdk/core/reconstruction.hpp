@@ -50,6 +50,7 @@ class Reconstruction {
 
   void check_usable() const;
   void notify_progress();
+  void mark_done(int slab);
   uint64_t slab_bytes(int slab) const;
 
   Settings settings_;

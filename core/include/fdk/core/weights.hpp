@@ -42,6 +42,12 @@ RedundancyPlan plan_redundancy(const std::vector<ViewGeometry>& nominal, const f
 // input's column 0.
 fdk_detector filtered_detector(const RedundancyPlan& plan, const fdk_detector& input, int* column_offset);
 
+// Per filtered column i: weight[i] = SDD * (SDD / SID) * redundancy(u_i) and
+// u2[i] = u_i^2 (u about the principal point), so that a pixel's weight is
+// weight[i] / sqrt(SDD^2 + v^2 + u2[i]). Shared by the CPU and GPU filters.
+void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
+                    double* weight, double* u2);
+
 // Writes rows [row_begin, row_end) of weighted pixels into `out` (row j at
 // out + j * out_det.size[0]) from `in` (the whole projection on the input
 // detector, rows `pitch_bytes` apart); columns outside the input are 0.

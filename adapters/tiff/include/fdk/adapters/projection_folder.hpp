@@ -1,0 +1,94 @@
+// fdk/adapters/projection_folder.hpp — a folder of TIFF projections as a
+// sequence of line-integral images.
+//
+// The folder's files matching the pattern (default "*.tif;*.tiff", case
+// insensitive, hidden files skipped) are taken in natural order (p2.tif
+// before p10.tif); every page of a multi-page file is one projection, in
+// page order. Every page of every file is checked when the folder is opened:
+// all must share one size and sample type, so a stray file fails before any
+// reconstruction starts, with its name.
+//
+// Dark and flat fields are each a file (all its pages) or a folder (all its
+// matching files and pages), averaged. A bad-pixel map is a TIFF of the raw
+// frame size (nonzero = bad) or a text list of "x y" lines (.txt, .csv,
+// .lst). Then correction.hpp's Preprocessor turns every frame into line
+// integrals.
+//
+// Whether frames are raw intensities: `kind` kRaw or kLineIntegral, or
+// kAuto: raw when the samples are integers or when a dark, flat or I0 is
+// given; float samples without any of them are line integrals.
+#ifndef FDK_ADAPTERS_PROJECTION_FOLDER_HPP
+#define FDK_ADAPTERS_PROJECTION_FOLDER_HPP
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fdk/adapters/correction.hpp"
+#include "fdk/adapters/tiff_io.hpp"
+
+namespace fdk {
+namespace adapters {
+
+struct ProjectionFolderOptions {
+  enum class Kind { kAuto, kRaw, kLineIntegral };
+  std::string pattern = "*.tif;*.tiff";
+  Kind kind = Kind::kAuto;
+  std::string dark, flat;   // files or folders; empty = none
+  std::string bad_pixels;   // TIFF mask or text list; empty = none
+  // raw is decided by `kind`; i0, dark_level, min_transmission, crop,
+  // binning and flips are used as given.
+  PreprocessOptions preprocess;
+};
+
+class ProjectionFolder {
+ public:
+  // Lists, checks and loads the calibration. Throws Error(kInput) naming
+  // the file and the problem (no projections, mixed sizes or sample types,
+  // unreadable or corrupt files, dark/flat of another size, an unusable
+  // flat field), Error(kInvalidArgument) for bad options.
+  ProjectionFolder(const std::string& folder, const ProjectionFolderOptions& options);
+  ~ProjectionFolder();
+
+  int count() const;                 // projections
+  int raw_width() const;
+  int raw_height() const;
+  int width() const;                 // after crop and binning
+  int height() const;
+  SampleType sample_type() const;
+  bool raw() const;                  // frames are intensities (-log applied)
+  int dark_frames() const;           // frames averaged (0 = none)
+  int flat_frames() const;
+  const Preprocessor& preprocessor() const;
+  const std::vector<std::string>& files() const;
+  // "dir/p10.tif" or "dir/stack.tif page 3".
+  std::string describe(int index) const;
+
+  // Per-thread state for read(): an open file and buffers.
+  struct Workspace {
+    std::unique_ptr<TiffReader> reader;
+    std::string open_path;
+    std::vector<float> raw, scratch;
+  };
+  // Projection `index` as width() x height() line integrals into `out`.
+  // Returns the number of clamped pixels. Thread-safe with one Workspace per
+  // thread. Throws Error(kInput) naming the file and page.
+  size_t read(int index, float* out, Workspace& workspace) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Averages all pages of a file, or of all matching files of a folder.
+// Returns the frame count; `averager` receives the frames.
+int load_calibration(const std::string& path, const std::string& pattern,
+                     FrameAverager* averager, SampleType* type = nullptr);
+
+// A bad-pixel map from a TIFF (nonzero = bad) or a text list.
+std::vector<uint8_t> load_bad_pixel_map(const std::string& path, int width, int height);
+
+}  // namespace adapters
+}  // namespace fdk
+
+#endif  // FDK_ADAPTERS_PROJECTION_FOLDER_HPP

@@ -1,0 +1,391 @@
+// The configuration of a reconstruction, in .NET terms. Units and
+// conventions are those of fdk.h: lengths in one unit (normally mm),
+// angles in degrees, ITK-style origin (centre of the first voxel/pixel),
+// RTK's circular geometry with the rotation axis along y.
+using System;
+
+namespace Fdk
+{
+    /// <summary>fdk_window: the apodisation of the ramp filter.</summary>
+    public enum FilterWindow
+    {
+        RamLak = 0,
+        SheppLogan = 1,
+        Cosine = 2,
+        Hamming = 3,
+        Hann = 4,
+    }
+
+    /// <summary>fdk_switch: a weighting forced on, off, or chosen from the geometry.</summary>
+    public enum Switch
+    {
+        Auto = 0,
+        On = 1,
+        Off = 2,
+    }
+
+    /// <summary>fdk_backend.</summary>
+    public enum Backend
+    {
+        /// <summary>CUDA when built in and a GPU is usable, else the CPU.</summary>
+        Auto = 0,
+        Cpu = 1,
+        Cuda = 2,
+    }
+
+    /// <summary>fdk_precision of the stored filtered projections.</summary>
+    public enum Precision
+    {
+        /// <summary>Bit-exact.</summary>
+        Float32 = 0,
+        /// <summary>Half the memory; error bound in <see cref="StoreInfo"/>.</summary>
+        Float16 = 1,
+    }
+
+    /// <summary>fdk_phase.</summary>
+    public enum Phase
+    {
+        Acquiring = 0,
+        Reconstructing = 1,
+        Done = 2,
+        Cancelled = 3,
+    }
+
+    /// <summary>The voxel grid (fdk_volume). Sizes in voxels along x, y, z.</summary>
+    public sealed class Volume
+    {
+        public int SizeX { get; set; }
+        public int SizeY { get; set; }
+        public int SizeZ { get; set; }
+        public double SpacingX { get; set; }
+        public double SpacingY { get; set; }
+        public double SpacingZ { get; set; }
+        /// <summary>Centre of voxel (0, 0, 0).</summary>
+        public double OriginX { get; set; }
+        public double OriginY { get; set; }
+        public double OriginZ { get; set; }
+
+        public Volume() { SpacingX = SpacingY = SpacingZ = 1.0; }
+
+        /// <summary>A grid of isotropic voxels centred on the isocentre.</summary>
+        public static Volume Centered(int sizeX, int sizeY, int sizeZ, double spacing)
+        {
+            return new Volume {
+                SizeX = sizeX, SizeY = sizeY, SizeZ = sizeZ,
+                SpacingX = spacing, SpacingY = spacing, SpacingZ = spacing,
+                OriginX = -0.5 * (sizeX - 1) * spacing,
+                OriginY = -0.5 * (sizeY - 1) * spacing,
+                OriginZ = -0.5 * (sizeZ - 1) * spacing,
+            };
+        }
+
+        /// <summary>Voxels in one y plane (one axial slice).</summary>
+        public long VoxelsPerPlane { get { return (long)SizeX * SizeZ; } }
+
+        internal unsafe void ToNative(ref FdkVolumeNative n)
+        {
+            fixed (FdkVolumeNative* p = &n)
+            {
+                p->size[0] = SizeX; p->size[1] = SizeY; p->size[2] = SizeZ;
+                p->spacing[0] = SpacingX; p->spacing[1] = SpacingY; p->spacing[2] = SpacingZ;
+                p->origin[0] = OriginX; p->origin[1] = OriginY; p->origin[2] = OriginZ;
+            }
+        }
+    }
+
+    /// <summary>The flat panel (fdk_detector): Columns along u, Rows along v.</summary>
+    public sealed class Detector
+    {
+        public int Columns { get; set; }
+        public int Rows { get; set; }
+        public double SpacingU { get; set; }
+        public double SpacingV { get; set; }
+        /// <summary>Centre of pixel (0, 0) in detector coordinates.</summary>
+        public double OriginU { get; set; }
+        public double OriginV { get; set; }
+
+        public Detector() { SpacingU = SpacingV = 1.0; }
+
+        /// <summary>Square pixels, the panel centred on the principal point.</summary>
+        public static Detector Centered(int columns, int rows, double pixelSpacing)
+        {
+            return new Detector {
+                Columns = columns, Rows = rows,
+                SpacingU = pixelSpacing, SpacingV = pixelSpacing,
+                OriginU = -0.5 * (columns - 1) * pixelSpacing,
+                OriginV = -0.5 * (rows - 1) * pixelSpacing,
+            };
+        }
+
+        /// <summary>Floats in one projection (Columns * Rows).</summary>
+        public int PixelCount { get { return checked(Columns * Rows); } }
+
+        internal unsafe void ToNative(ref FdkDetectorNative n)
+        {
+            fixed (FdkDetectorNative* p = &n)
+            {
+                p->size[0] = Columns; p->size[1] = Rows;
+                p->spacing[0] = SpacingU; p->spacing[1] = SpacingV;
+                p->origin[0] = OriginU; p->origin[1] = OriginV;
+            }
+        }
+    }
+
+    /// <summary>One view in RTK's circular parameters (fdk_view).</summary>
+    public sealed class ViewGeometry
+    {
+        public double GantryAngleDeg { get; set; }
+        /// <summary>Source to isocentre distance, &gt; 0.</summary>
+        public double Sid { get; set; }
+        /// <summary>Source to detector distance, &gt; 0.</summary>
+        public double Sdd { get; set; }
+        public double SourceOffsetX { get; set; }
+        public double SourceOffsetY { get; set; }
+        public double ProjectionOffsetX { get; set; }
+        public double ProjectionOffsetY { get; set; }
+        public double InPlaneAngleDeg { get; set; }
+        public double OutOfPlaneAngleDeg { get; set; }
+
+        public ViewGeometry() { }
+
+        public ViewGeometry(double gantryAngleDeg, double sid, double sdd)
+        {
+            GantryAngleDeg = gantryAngleDeg;
+            Sid = sid;
+            Sdd = sdd;
+        }
+
+        public ViewGeometry Clone() { return (ViewGeometry)MemberwiseClone(); }
+
+        /// <summary>
+        /// This view's 3x4 projection matrix in RTK's form (row-major, 12
+        /// doubles), as RTK's GetMatrices() gives it: K [R | 0] plus the
+        /// translation, with R = Rz(-in) Rx(-out) Ry(-gantry) and
+        /// K = [[-SDD, 0, a], [0, -SDD, b], [0, 0, 1]], a = sox - pox,
+        /// b = soy - poy. Usable in <see cref="Scan.FromMatrices"/>.
+        /// </summary>
+        public double[] ToProjectionMatrix()
+        {
+            const double d2r = Math.PI / 180.0;
+            double g = -GantryAngleDeg * d2r, o = -OutOfPlaneAngleDeg * d2r, i = -InPlaneAngleDeg * d2r;
+            double cg = Math.Cos(g), sg = Math.Sin(g);
+            double co = Math.Cos(o), so = Math.Sin(o);
+            double ci = Math.Cos(i), si = Math.Sin(i);
+            double[] ry = { cg, 0, sg, 0, 1, 0, -sg, 0, cg };
+            double[] rx = { 1, 0, 0, 0, co, -so, 0, so, co };
+            double[] rz = { ci, -si, 0, si, ci, 0, 0, 0, 1 };
+            double[] rot = Multiply3(rz, Multiply3(rx, ry));
+            double a = SourceOffsetX - ProjectionOffsetX, b = SourceOffsetY - ProjectionOffsetY;
+            double[] k = { -Sdd, 0, a, 0, -Sdd, b, 0, 0, 1 };
+            double[] kr = Multiply3(k, rot);
+            double[] t = { Sdd * SourceOffsetX - a * Sid, Sdd * SourceOffsetY - b * Sid, -Sid };
+            var m = new double[12];
+            for (int r = 0; r < 3; ++r)
+            {
+                for (int c = 0; c < 3; ++c) m[r * 4 + c] = kr[r * 3 + c];
+                m[r * 4 + 3] = t[r];
+            }
+            return m;
+        }
+
+        private static double[] Multiply3(double[] a, double[] b)
+        {
+            var c = new double[9];
+            for (int r = 0; r < 3; ++r)
+                for (int k = 0; k < 3; ++k)
+                    for (int col = 0; col < 3; ++col) c[r * 3 + col] += a[r * 3 + k] * b[k * 3 + col];
+            return c;
+        }
+
+        internal FdkViewNative ToNative()
+        {
+            return new FdkViewNative {
+                gantry_angle_deg = GantryAngleDeg,
+                sid = Sid,
+                sdd = Sdd,
+                source_offset_x = SourceOffsetX,
+                source_offset_y = SourceOffsetY,
+                projection_offset_x = ProjectionOffsetX,
+                projection_offset_y = ProjectionOffsetY,
+                in_plane_angle_deg = InPlaneAngleDeg,
+                out_of_plane_angle_deg = OutOfPlaneAngleDeg,
+            };
+        }
+    }
+
+    /// <summary>
+    /// The announced scan (fdk_scan): uniform angles, one geometry per view,
+    /// or one projection matrix per view. Fewer views than announced may
+    /// arrive; the angular weights follow the views that did.
+    /// </summary>
+    public abstract class Scan
+    {
+        internal Scan() { }
+
+        public abstract int ViewCount { get; }
+
+        /// <summary>
+        /// <paramref name="viewCount"/> views at first + i * arc / viewCount
+        /// degrees, sharing SID, SDD (and the offsets and tilts of
+        /// <see cref="UniformScan.Geometry"/>, which can be set afterwards).
+        /// </summary>
+        public static UniformScan Uniform(int viewCount, double sid, double sdd,
+                                          double firstAngleDeg = 0.0, double arcDeg = 360.0)
+        {
+            return new UniformScan(viewCount, new ViewGeometry(0.0, sid, sdd), firstAngleDeg, arcDeg);
+        }
+
+        /// <summary>One measured geometry per view (copied).</summary>
+        public static PerViewScan FromViews(ViewGeometry[] views)
+        {
+            return new PerViewScan(views);
+        }
+
+        /// <summary>
+        /// One 3x4 projection matrix per view, 12 doubles each, row-major, in
+        /// RTK's form (see <see cref="ViewGeometry.ToProjectionMatrix"/>).
+        /// </summary>
+        public static MatrixScan FromMatrices(double[] matrices)
+        {
+            return new MatrixScan(matrices);
+        }
+
+        /// <summary>Fills <paramref name="n"/> (views/matrices left null: see Pin).</summary>
+        internal abstract void ToNative(ref FdkScanNative n);
+        /// <summary>The array the native struct must point to while fdk_create runs.</summary>
+        internal abstract Array ArrayToPin();
+    }
+
+    public sealed class UniformScan : Scan
+    {
+        private int _viewCount;
+
+        public UniformScan(int viewCount, ViewGeometry geometry, double firstAngleDeg, double arcDeg)
+        {
+            if (geometry == null) throw new ArgumentNullException("geometry");
+            _viewCount = viewCount;
+            Geometry = geometry;
+            FirstAngleDeg = firstAngleDeg;
+            ArcDeg = arcDeg;
+        }
+
+        public override int ViewCount { get { return _viewCount; } }
+        public double FirstAngleDeg { get; set; }
+        /// <summary>Signed; 360 for a full scan; the step is ArcDeg / ViewCount.</summary>
+        public double ArcDeg { get; set; }
+        /// <summary>SID, SDD, offsets and tilts of every view (its GantryAngleDeg is ignored).</summary>
+        public ViewGeometry Geometry { get; private set; }
+
+        /// <summary>The gantry angle of view <paramref name="index"/>, as fdk computes it.</summary>
+        public double AngleOf(int index) { return FirstAngleDeg + index * ArcDeg / _viewCount; }
+
+        internal override void ToNative(ref FdkScanNative n)
+        {
+            n.kind = (int)ScanKind.Uniform;
+            n.num_views = _viewCount;
+            n.first_angle_deg = FirstAngleDeg;
+            n.arc_deg = ArcDeg;
+            n.uniform = Geometry.ToNative();
+        }
+
+        internal override Array ArrayToPin() { return null; }
+    }
+
+    public sealed class PerViewScan : Scan
+    {
+        private readonly FdkViewNative[] _views;
+
+        internal PerViewScan(ViewGeometry[] views)
+        {
+            if (views == null) throw new ArgumentNullException("views");
+            _views = new FdkViewNative[views.Length];
+            for (int i = 0; i < views.Length; ++i)
+            {
+                if (views[i] == null) throw new ArgumentException("views[" + i + "] is null", "views");
+                _views[i] = views[i].ToNative();
+            }
+        }
+
+        public override int ViewCount { get { return _views.Length; } }
+
+        internal override void ToNative(ref FdkScanNative n)
+        {
+            n.kind = (int)ScanKind.Views;
+            n.num_views = _views.Length;
+        }
+
+        internal override Array ArrayToPin() { return _views; }
+    }
+
+    public sealed class MatrixScan : Scan
+    {
+        private readonly double[] _matrices;
+
+        internal MatrixScan(double[] matrices)
+        {
+            if (matrices == null) throw new ArgumentNullException("matrices");
+            if (matrices.Length % 12 != 0)
+                throw new ArgumentException("12 doubles per view expected", "matrices");
+            _matrices = (double[])matrices.Clone();
+        }
+
+        public override int ViewCount { get { return _matrices.Length / 12; } }
+
+        internal override void ToNative(ref FdkScanNative n)
+        {
+            n.kind = (int)ScanKind.Matrices;
+            n.num_views = _matrices.Length / 12;
+        }
+
+        internal override Array ArrayToPin() { return _matrices; }
+    }
+
+    /// <summary>Ramp filter and redundancy weighting options.</summary>
+    public sealed class FilterOptions
+    {
+        public FilterWindow Window { get; set; }
+        /// <summary>Fraction of Nyquist in (0, 1].</summary>
+        public double Cutoff { get; set; }
+        /// <summary>Parker weights; Auto = when the views cover less than a full turn.</summary>
+        public Switch ShortScan { get; set; }
+        /// <summary>Half-fan weights; Auto = when the detector is off-centre by more than a pixel.</summary>
+        public Switch OffsetDetector { get; set; }
+        /// <summary>Row extension on each side, as a fraction of the width, in [0, 1].</summary>
+        public double TruncationPadding { get; set; }
+
+        public FilterOptions()
+        {
+            Window = FilterWindow.RamLak;
+            Cutoff = 1.0;
+            ShortScan = Switch.Auto;
+            OffsetDetector = Switch.Auto;
+        }
+    }
+
+    /// <summary>Everything fdk_create needs (fdk_config).</summary>
+    public sealed class ReconstructionSettings
+    {
+        public Volume Volume { get; set; }
+        public Detector Detector { get; set; }
+        public Scan Scan { get; set; }
+        public FilterOptions Filter { get; set; }
+
+        public Backend Backend { get; set; }
+        /// <summary>CUDA ordinals to use; null or empty = every usable GPU. At most 16.</summary>
+        public int[] Devices { get; set; }
+        /// <summary>Bytes for the compressed store, slab cache and work buffers; 0 = half the RAM.</summary>
+        public long HostMemoryBudget { get; set; }
+        /// <summary>Bytes per GPU; 0 = 90 % of its free memory.</summary>
+        public long GpuMemoryBudget { get; set; }
+        public Precision Precision { get; set; }
+        /// <summary>CPU threads; 0 = hardware concurrency.</summary>
+        public int Threads { get; set; }
+        /// <summary>Y planes per slab; 0 = chosen from the budgets.</summary>
+        public int SlabThickness { get; set; }
+
+        public ReconstructionSettings()
+        {
+            Filter = new FilterOptions();
+        }
+    }
+}

@@ -1,0 +1,119 @@
+// The C ABI of fdk.h, declared one to one (same names, same parameter order).
+// Only Reconstructor and FdkContextHandle call these; nothing here is public.
+//
+// Rules followed by every declaration:
+//   - CallingConvention.Cdecl, the convention of fdk.h on every platform;
+//   - handles are FdkContextHandle (a SafeHandle), so a call in flight keeps
+//     the native context alive and Dispose waits for it;
+//   - const char* results are IntPtr: the strings belong to the library and
+//     must not be freed by the marshaller (a `string` return would free them);
+//   - size_t is UIntPtr, pointers to caller buffers are IntPtr / pointers, and
+//     every struct is blittable, so nothing is copied behind our back.
+using System;
+using System.Runtime.InteropServices;
+
+namespace Fdk
+{
+    internal static unsafe class NativeMethods
+    {
+        /// <summary>
+        /// The library name given to DllImport: libfdk.so on Linux (found by
+        /// the loader, next to the assembly or on LD_LIBRARY_PATH, or through
+        /// the NuGet runtimes/ folder on .NET), fdk.dll on Windows.
+        /// </summary>
+        internal const string Library = "fdk";
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void ProgressCallback(IntPtr userData, FdkProgressNative* progress);
+
+        // ---- version ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern uint fdk_version();
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_version_string();
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_status_string(int status);
+
+        // ---- configuration ----
+        // Not used by Reconstructor (it fills struct_size itself, see
+        // Reconstructor.BuildConfig): a newer library would write its own,
+        // larger sizeof into our buffer. Declared for completeness and used
+        // by the tests on an oversized buffer.
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_config_init(IntPtr config);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_scan_init(IntPtr scan);
+
+        // ---- lifetime ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_create(FdkConfigNative* config, out FdkContextHandle context);
+
+        // Takes the raw pointer: only FdkContextHandle.ReleaseHandle calls it.
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void fdk_destroy(IntPtr context);
+
+        // ---- errors ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_last_error(FdkContextHandle context);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_last_create_error();
+
+        // ---- acquisition ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_push_projection(FdkContextHandle context, int index,
+                                                       IntPtr pixels, UIntPtr rowPitchBytes,
+                                                       FdkViewNative* view);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_finish(FdkContextHandle context);
+
+        // ---- the volume ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_slab_count(FdkContextHandle context, out int count);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_slab_info(FdkContextHandle context, int slab,
+                                                     FdkSlabInfoNative* info);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_read_slab(FdkContextHandle context, int slab,
+                                                 IntPtr buffer, UIntPtr bufferBytes);
+
+        // ---- progress and cancellation ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_set_progress_callback(FdkContextHandle context,
+                                                             ProgressCallback callback,
+                                                             IntPtr userData);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_progress(FdkContextHandle context,
+                                                    FdkProgressNative* progress);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_cancel(FdkContextHandle context);
+
+        // ---- introspection ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_store_info(FdkContextHandle context,
+                                                      FdkStoreInfoNative* info);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_plan_info(FdkContextHandle context,
+                                                     FdkPlanInfoNative* info);
+
+        /// <summary>A NUL-terminated UTF-8 string owned by the library, copied.</summary>
+        internal static string CopyString(IntPtr text)
+        {
+            if (text == IntPtr.Zero) return string.Empty;
+            byte* p = (byte*)text;
+            int length = 0;
+            while (p[length] != 0) ++length;
+            return length == 0 ? string.Empty
+                               : System.Text.Encoding.UTF8.GetString(p, length);
+        }
+    }
+}

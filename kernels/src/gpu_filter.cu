@@ -1,0 +1,127 @@
+#include "gpu_filter.hpp"
+
+#include <vector>
+
+#include "fdk/core/ramp_filter.hpp"
+#include "fdk/core/weights.hpp"
+
+namespace fdk::cuda {
+namespace {
+
+struct WeightParams {
+  int in_width, width, rows, n, pad, column_offset;
+  size_t in_pitch;  // floats
+  float v_origin, v_spacing, sdd2;
+};
+
+// One padded row sample per thread: the weighted pixel, the truncation
+// extension (edge value times a raised cosine) or zero.
+__global__ void weight_and_pad(WeightParams p, const float* raw, const float* column_weight,
+                               const float* column_u2, float* padded) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y;
+  if (s >= p.n) return;
+  int i = s - p.pad;
+  float taper = 1.0f;
+  if (i < 0 && i >= -p.pad) {
+    taper = 0.5f * (1.0f + cospif(static_cast<float>(-i) / (p.pad + 1)));
+    i = 0;
+  } else if (i >= p.width && i < p.width + p.pad) {
+    taper = 0.5f * (1.0f + cospif(static_cast<float>(i - p.width + 1) / (p.pad + 1)));
+    i = p.width - 1;
+  }
+  float value = 0.0f;
+  const int ii = i - p.column_offset;
+  if (i >= 0 && i < p.width && ii >= 0 && ii < p.in_width) {
+    const float v = p.v_origin + j * p.v_spacing;
+    value = raw[j * p.in_pitch + ii] * column_weight[i] * rsqrtf(p.sdd2 + v * v + column_u2[i]) * taper;
+  }
+  padded[static_cast<size_t>(j) * p.n + s] = value;
+}
+
+__global__ void apply_response(cufftComplex* spectrum, const float* response, int bins, int rows) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y;
+  if (k >= bins || j >= rows) return;
+  cufftComplex& c = spectrum[static_cast<size_t>(j) * bins + k];
+  const float r = response[k];
+  c.x *= r;
+  c.y *= r;
+}
+
+}  // namespace
+
+GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stream) {
+  const RampFilter ramp(model.filter);
+  n_ = ramp.padded_length();
+  pad_ = ramp.pad_samples();
+  const int rows = model.detector.size[1];
+  const int bins = n_ / 2 + 1;
+  std::vector<float> scaled(ramp.frequency_response());
+  for (float& r : scaled) r /= static_cast<float>(n_);  // cuFFT's inverse is unnormalised
+  response_.resize(static_cast<size_t>(bins));
+  check(cudaMemcpy(response_.get(), scaled.data(), scaled.size() * sizeof(float), cudaMemcpyHostToDevice),
+        "cudaMemcpy (filter response)");
+  raw_.resize(static_cast<size_t>(model.input_detector.size[0]) * rows);
+  padded_.resize(static_cast<size_t>(n_) * rows);
+  spectrum_.resize(static_cast<size_t>(bins) * rows);
+  column_weight_.resize(static_cast<size_t>(model.detector.size[0]));
+  column_u2_.resize(static_cast<size_t>(model.detector.size[0]));
+  host_columns_.resize(2 * static_cast<size_t>(model.detector.size[0]));
+  forward_.make(n_, rows, CUFFT_R2C, stream_);
+  inverse_.make(n_, rows, CUFFT_C2R, stream_);
+}
+
+void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
+                    float* device_out, size_t device_pitch, float* host_out) {
+  const int width = model.detector.size[0], rows = model.detector.size[1];
+  const int in_width = model.input_detector.size[0];
+  // The per-column weights are the CPU's own (one code for both backends).
+  std::vector<double> weight(static_cast<size_t>(width)), u2(static_cast<size_t>(width));
+  column_weights(model.redundancy, g, model.detector, weight.data(), u2.data());
+  // The pinned staging may still feed the previous upload: wait for it.
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
+  float* cols = host_columns_.get();
+  for (int i = 0; i < width; ++i) {
+    cols[i] = static_cast<float>(weight[static_cast<size_t>(i)]);
+    cols[width + i] = static_cast<float>(u2[static_cast<size_t>(i)]);
+  }
+  check(cudaMemcpyAsync(column_weight_.get(), cols, width * sizeof(float), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync (column weights)");
+  check(cudaMemcpyAsync(column_u2_.get(), cols + width, width * sizeof(float), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync (column u2)");
+  check(cudaMemcpy2DAsync(raw_.get(), in_width * sizeof(float), pixels, pitch_bytes, in_width * sizeof(float), rows,
+                          cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpy2DAsync (projection upload)");
+  WeightParams p{};
+  p.in_width = in_width;
+  p.width = width;
+  p.rows = rows;
+  p.n = n_;
+  p.pad = pad_;
+  p.column_offset = model.input_column_offset;
+  p.in_pitch = static_cast<size_t>(in_width);
+  p.v_origin = static_cast<float>(model.detector.origin[1] - g.principal_v());
+  p.v_spacing = static_cast<float>(model.detector.spacing[1]);
+  p.sdd2 = static_cast<float>(g.sdd * g.sdd);
+  const dim3 block(256);
+  weight_and_pad<<<dim3((n_ + 255) / 256, rows), block, 0, stream_>>>(p, raw_.get(), column_weight_.get(),
+                                                                      column_u2_.get(), padded_.get());
+  check_launch("weight_and_pad");
+  check(cufftExecR2C(forward_.get(), padded_.get(), spectrum_.get()), "cufftExecR2C");
+  const int bins = n_ / 2 + 1;
+  apply_response<<<dim3((bins + 255) / 256, rows), block, 0, stream_>>>(spectrum_.get(), response_.get(), bins,
+                                                                        rows);
+  check_launch("apply_response");
+  check(cufftExecC2R(inverse_.get(), spectrum_.get(), padded_.get()), "cufftExecC2R");
+  // The row's own samples sit after the padding.
+  check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), padded_.get() + pad_, n_ * sizeof(float),
+                          width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
+        "cudaMemcpy2DAsync (filtered)");
+  check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
+                          width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpy2DAsync (filtered download)");
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
+}
+
+}  // namespace fdk::cuda

@@ -1,0 +1,29 @@
+// FDK weighting and the padded ramp filter on the GPU: weights and padding in
+// one kernel, batched cuFFT over the rows, the CPU filter's response.
+#pragma once
+#include "device_resources.hpp"
+#include "fdk/core/backend.hpp"
+
+namespace fdk::cuda {
+
+class GpuFilter {
+ public:
+  GpuFilter(const ScanModel& model, cudaStream_t stream);
+
+  // Uploads one raw projection, weights and filters it, and leaves the
+  // result (detector.size[1] rows of detector.size[0] floats, rows
+  // `device_pitch` floats apart) in `device_out`, and a contiguous copy in
+  // `host_out`. Returns once host_out is written.
+  void run(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
+           float* device_out, size_t device_pitch, float* host_out);
+
+ private:
+  cudaStream_t stream_;
+  int n_ = 0, pad_ = 0;
+  DeviceBuffer<float> raw_, padded_, response_, column_weight_, column_u2_;
+  DeviceBuffer<cufftComplex> spectrum_;
+  PinnedBuffer<float> host_columns_;
+  FftPlan forward_, inverse_;
+};
+
+}  // namespace fdk::cuda

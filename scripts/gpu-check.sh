@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (device tool): builds for sm_90 with TIFF off,
+# runs the gpu-labelled tests, then the benchmark cases, and prints a short
+# table last. Debian's gtest and KissFFT travel unpacked in .deps/root (see
+# scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
+#   usage: scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out="${OUT:-/tmp/fdk-gpu-out}"
+mkdir -p "$out"
+deps="$PWD/.deps/root/usr"
+# Debian's .pc files say prefix=/usr: point them at the unpacked copy.
+for pc in "$deps"/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
+  [ -f "$pc" ] && sed -i "s|^prefix=.*|prefix=$deps|" "$pc"
+done
+run_tests=0 run_bench=0 cases=()
+for arg in "$@"; do
+  case "$arg" in
+    tests) run_tests=1 ;;
+    bench) run_bench=1 ;;
+    *) cases+=("$arg") ;;
+  esac
+done
+if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ]; then run_tests=1 run_bench=1; fi
+[ ${#cases[@]} -gt 0 ] || cases=(a b c)
+
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+rm -f build-gpu/CMakeCache.txt
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
+  { tail -40 "$out/configure.log"; exit 1; }
+cmake --build build-gpu --parallel "$(nproc)" >"$out/build.log" 2>&1 ||
+  { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
+echo "built $commit"
+
+summary=()
+if [ $run_tests -eq 1 ]; then
+  ctest --test-dir build-gpu -L gpu --output-on-failure -j4 >"$out/ctest-gpu.log" 2>&1
+  grep -E "^\[gpu\]|^\[accuracy\]" "$out/ctest-gpu.log" | sort -u | head -60
+  grep -E "tests passed|FAILED|Failed|\(Failed\)" "$out/ctest-gpu.log" | head -20
+  summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
+fi
+
+if [ $run_bench -eq 1 ]; then
+  for c in "${cases[@]}"; do
+    extra=()
+    name="$c"
+    case "$c" in
+      c8) c=c; extra=(--budget-gpu 8GiB) ;;
+    esac
+    [ "$c" = c ] && extra+=(--pool 64)
+    ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats 3 --commit "$commit" \
+      --json "$out/bench-$name.json" "${extra[@]}" >"$out/bench-$name.log" 2>&1
+    echo "== case $name (exit $?)"
+    grep -E "^(backend|plan|store|backprojection|end to end|phase|filter|finish|read|create)" "$out/bench-$name.log"
+    summary+=("$name: $(grep -E '^end to end' "$out/bench-$name.log" | head -1) | $(grep -E '^backprojection' "$out/bench-$name.log" | head -1)")
+  done
+fi
+
+echo
+echo "== summary ($commit, $(head -1 "$out/gpu.txt"))"
+for line in "${summary[@]}"; do echo "$line"; done
