@@ -30,7 +30,8 @@ rm -f build-gpu/CMakeCache.txt
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
   { tail -40 "$out/configure.log"; exit 1; }
-cmake --build build-gpu --parallel "$(nproc)" >"$out/build.log" 2>&1 ||
+cmake --build build-gpu --parallel "$(nproc)" \
+  --target fdk fdk-bench test_cuda_backend test_phantom_accuracy >"$out/build.log" 2>&1 ||
   { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
 echo "built $commit"
 
@@ -53,8 +54,8 @@ if [ $run_bench -eq 1 ]; then
     ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats 3 --commit "$commit" \
       --json "$out/bench-$name.json" "${extra[@]}" >"$out/bench-$name.log" 2>&1
     echo "== case $name (exit $?)"
-    grep -E "^(backend|plan|store|backprojection|end to end|phase|filter|finish|read|create)" "$out/bench-$name.log"
-    summary+=("$name: $(grep -E '^end to end' "$out/bench-$name.log" | head -1) | $(grep -E '^backprojection' "$out/bench-$name.log" | head -1)")
+    grep -E "^(backend|plan|store|backprojection|end to end|kernel|phase|filter|finish|read|create|  )" "$out/bench-$name.log"
+    summary+=("$name: $(grep -E '^end to end +[0-9]' "$out/bench-$name.log" | head -1 | awk '{print "end-to-end median", $4, "s"}'); $(grep -E '^kernel' "$out/bench-$name.log" | head -1)")
   done
 fi
 

@@ -35,10 +35,32 @@ binding_major="$(sed -n 's/.*public const int BindingVersionMajor = \([0-9]*\);.
 [ "$binding_major" = "$(version_part MAJOR)" ] ||
   die "Reconstructor.BindingVersionMajor is $binding_major, fdk.h's major is $(version_part MAJOR)"
 
+# The binding must cover the whole C ABI: every FDK_API function of fdk.h has
+# its DllImport in NativeMethods.cs, and every struct of fdk.h is listed by
+# tests/native/fdk_layout.c (whose output the C# tests require a mirror for).
+check_coverage() {
+  local missing=() name
+  for name in $(grep -o 'FDK_API[^;(]*[ *]fdk_[a-z0-9_]*[ ]*(' "$header" |
+                sed 's/.*[ *]\(fdk_[a-z0-9_]*\)[ ]*($/\1/' | sort -u); do
+    grep -q "static extern [^(]* $name(" "$here/src/NativeMethods.cs" ||
+      missing+=("function $name: no DllImport in src/NativeMethods.cs")
+  done
+  for name in $(sed -n 's/^typedef struct \(fdk_[a-z0-9_]*\) {.*/\1/p' "$header"); do
+    grep -q "SIZE($name);" "$here/tests/native/fdk_layout.c" ||
+      missing+=("struct $name: not in tests/native/fdk_layout.c (nor, then, mirrored in C#)")
+  done
+  if [ "${#missing[@]}" -ne 0 ]; then
+    printf 'build.sh: the binding does not cover fdk.h:\n' >&2
+    printf '  %s\n' "${missing[@]}" >&2
+    exit 1
+  fi
+}
+
 MCS=(mcs -nologo -unsafe -optimize+ -debug -warn:4 -warnaserror+)
 
 build_library() {
   local out="$1"
+  check_coverage
   mkdir -p "$out"
   local generated="$out/Version.g.cs"
   cat > "$generated" <<EOF

@@ -179,4 +179,11 @@ fdk_status fdk_get_plan_info(const fdk_context* ctx, fdk_plan_info* info) {
   });
 }
 
+fdk_status fdk_get_timings(const fdk_context* ctx, fdk_timings* timings) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(timings, "fdk_timings");
+    *timings = ctx->recon->timings();
+  });
+}
+
 }  // extern "C"

@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -77,7 +78,14 @@ class CpuBackend final : public Backend {
            4ull * model.plane_floats() * static_cast<uint64_t>(planes);
   }
 
+  void add_timings(fdk_timings& t) const override { t.backproject_seconds += backproject_seconds_; }
+
   void backproject(const ScanModel& model, int y0, int y1, float* out) override {
+    struct Account {
+      double& total;
+      std::chrono::steady_clock::time_point begin;
+      ~Account() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); }
+    } account{backproject_seconds_, std::chrono::steady_clock::now()};
     const int nx = model.volume.size[0], nz = model.volume.size[2];
     const int planes = y1 - y0;
     // Accumulate with y fastest: a column of voxels shares its detector
@@ -237,6 +245,7 @@ class CpuBackend final : public Backend {
   RampFilter ramp_;
   ThreadPool pool_;
   std::vector<unsigned char> fov_mask_;  // from field_of_view_rows, at finish
+  double backproject_seconds_ = 0;
   std::vector<Scratch> scratch_;
 };
 

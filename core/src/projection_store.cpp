@@ -1,5 +1,8 @@
 #include "fdk/core/projection_store.hpp"
 
+#include <algorithm>
+#include "fdk/core/thread_pool.hpp"
+
 #include <fdk/core/error.hpp>
 
 #include <zstd.h>
@@ -173,8 +176,30 @@ ProjectionStore::ProjectionStore(int width, int height, int num_views,
   }
 }
 
-CompressedView ProjectionStore::compress(const float* data) const {
+CompressedView ProjectionStore::compress(const float* data) const { return compress(data, nullptr); }
+
+CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool) const {
   if (!data) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: null projection");
+  CompressedView view;
+  try {
+    view.bands.resize(static_cast<size_t>(num_bands()));
+  } catch (const std::bad_alloc&) {
+    fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
+  }
+  const int bands = num_bands();
+  const int tasks = pool ? std::min(bands, 2 * pool->size()) : 1;
+  const auto run = [&](int task, int) {
+    compress_bands(data, bands * task / tasks, bands * (task + 1) / tasks, view);
+  };
+  if (pool)
+    pool->parallel_for(tasks, run);
+  else
+    run(0, 0);
+  return view;
+}
+
+void ProjectionStore::compress_bands(const float* data, int band_begin, int band_end,
+                                     CompressedView& view) const {
   const size_t hdr = header_size(precision_);
   const size_t ss = sample_size(precision_);
   try {
@@ -184,9 +209,7 @@ CompressedView ProjectionStore::compress(const float* data) const {
     std::vector<uint8_t> shuffled(max_samples * ss);
     std::vector<uint8_t> packed(ZSTD_compressBound(shuffled.size()));
 
-    CompressedView view;
-    view.bands.resize(static_cast<size_t>(num_bands()));
-    for (int b = 0; b < num_bands(); ++b) {
+    for (int b = band_begin; b < band_end; ++b) {
       const int row0 = b * band_rows_;
       const int rows = (row0 + band_rows_ <= height_) ? band_rows_ : height_ - row0;
       const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(width_);
@@ -220,7 +243,6 @@ CompressedView ProjectionStore::compress(const float* data) const {
       band.assign(header, header + hdr);
       band.insert(band.end(), payload, payload + size);
     }
-    return view;
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   }

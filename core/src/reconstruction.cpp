@@ -1,6 +1,7 @@
 #include "fdk/core/reconstruction.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -9,9 +10,13 @@
 #include "fdk/core/error.hpp"
 
 namespace fdk {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+}  // namespace
 
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
-    : settings_(validate_config(config)) {
+    : settings_(validate_config(config)), ingest_pool_(settings_.num_threads) {
   const fdk_config& c = settings_.config;
   model_.volume = c.volume;
   model_.input_detector = c.detector;
@@ -62,22 +67,36 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
     fail(FDK_ERROR_INVALID_ARGUMENT, "row_pitch_bytes " + std::to_string(row_pitch_bytes) +
                                          " must be a multiple of 4 and at least 4 * " +
                                          std::to_string(nu));
-  for (int j = 0; j < nv; ++j) {
-    const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) +
-                                                      static_cast<size_t>(j) * row_pitch_bytes);
-    for (int i = 0; i < nu; ++i)
-      if (!std::isfinite(row[i]))
-        fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(index) + " has a non-finite pixel at column " +
-                                             std::to_string(i) + ", row " + std::to_string(j));
-  }
+  // The first non-finite pixel, rows checked in parallel.
+  const int chunks = std::min(nv, 4 * ingest_pool_.size());
+  std::vector<int64_t> first_bad(static_cast<size_t>(chunks), -1);
+  ingest_pool_.parallel_for(chunks, [&](int c, int) {
+    for (int j = nv * c / chunks; j < nv * (c + 1) / chunks; ++j) {
+      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) +
+                                                        static_cast<size_t>(j) * row_pitch_bytes);
+      for (int i = 0; i < nu; ++i)
+        if (!std::isfinite(row[i])) {
+          first_bad[static_cast<size_t>(c)] = static_cast<int64_t>(j) * nu + i;
+          return;
+        }
+    }
+  });
+  for (int64_t bad : first_bad)
+    if (bad >= 0)
+      fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(index) + " has a non-finite pixel at column " +
+                                           std::to_string(bad % nu) + ", row " + std::to_string(bad / nu));
   const ViewGeometry geometry = view ? view_from_parameters(*view) : model_.views[static_cast<size_t>(index)];
   const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector)
                                   : model_.matrices[static_cast<size_t>(index)];
 
   std::vector<float> filtered(static_cast<size_t>(model_.detector.size[0]) * static_cast<size_t>(nv));
+  const auto t0 = Clock::now();
   backend_->filter(model_, index, geometry, pixels, row_pitch_bytes, filtered.data());
+  const auto t1 = Clock::now();
+  filter_seconds_ += seconds(t0, t1);
   check_usable();
-  CompressedView compressed = store_->compress(filtered.data());
+  CompressedView compressed = store_->compress(filtered.data(), &ingest_pool_);
+  store_seconds_ += seconds(t1, Clock::now());
   const uint64_t limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
   if (store_->stored_bytes() + compressed.bytes() > limit)
     fail(FDK_ERROR_BUDGET, "the compressed projections would exceed the host memory budget (" +
@@ -207,6 +226,16 @@ fdk_plan_info Reconstruction::plan_info() const {
   info.host_memory_budget = settings_.host_budget;
   info.gpu_memory_budget = settings_.config.gpu_memory_budget;
   return info;
+}
+
+fdk_timings Reconstruction::timings() {
+  std::lock_guard<std::mutex> lock(op_mutex_);
+  fdk_timings t{};
+  t.struct_size = sizeof(t);
+  t.filter_seconds = filter_seconds_;
+  t.store_seconds = store_seconds_;
+  backend_->add_timings(t);
+  return t;
 }
 
 void Reconstruction::set_progress_callback(fdk_progress_fn fn, void* user_data) {

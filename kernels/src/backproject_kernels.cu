@@ -43,6 +43,12 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) generic_kernel(const __grid_
     if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + k) * g.nx + i] += acc[t];
 }
 
+// Thread (i, k) of the first quadrant owns the orbit p_e = R^e(p_0) of its
+// voxel column under 90-degree rotations (e = 0..3). View c of a quad sits at
+// beta + c * 90 degrees, so voxel p_d seen from view c projects where p_(d-c)
+// projects in view 0: four base-view lookups (one per orbit voxel e) give, in
+// their four channels, the sixteen (voxel, view) pairs: channel c of lookup e
+// belongs to voxel p_(e+c).
 __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_constant__ QuadBatch b, float* slab,
                                                                 const unsigned char* mask) {
   const SlabGeometry& g = b.g;
@@ -51,52 +57,56 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   const int k = blockIdx.y * kBlockZ + threadIdx.y;
   const int t0 = blockIdx.z * kPlanesPerThread;
   if (i >= half || k >= half) return;
-  // The four voxels one (u, w) serves: views beta, +90, +180, +270.
+  // p_(e+1) = R(p_e) with R(i, k) = (k, n-1-i): the map under which view
+  // c of the quad equals view 0 (find_symmetric_quads checked it).
   const int xs[4] = {i, k, n - 1 - i, n - 1 - k};
   const int zs[4] = {k, n - 1 - i, n - 1 - k, i};
   bool any = false;
   bool in[4];
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    in[c] = mask[static_cast<size_t>(zs[c]) * n + xs[c]] != 0;
-    any |= in[c];
+  for (int e = 0; e < 4; ++e) {
+    in[e] = mask[static_cast<size_t>(zs[e]) * n + xs[e]] != 0;
+    any |= in[e];
   }
   if (!any) return;
   float acc[4][kPlanesPerThread];
 #pragma unroll
-  for (int c = 0; c < 4; ++c)
+  for (int e = 0; e < 4; ++e)
 #pragma unroll
-    for (int t = 0; t < kPlanesPerThread; ++t) acc[c][t] = 0.0f;
-  const float x = static_cast<float>(i), z = static_cast<float>(k);
+    for (int t = 0; t < kPlanesPerThread; ++t) acc[e][t] = 0.0f;
   const float ybase = static_cast<float>(g.y0 + t0);
   for (int q = 0; q < b.count; ++q) {
     const float* m = b.view[q].m;
-    const float w = m[8] * x + m[10] * z + m[11];
-    if (!(w > 0.0f)) continue;
-    const float inv = 1.0f / w;
-    const float u = (m[0] * x + m[2] * z + m[3]) * inv;
-    if (!(u >= 0.0f && u <= g.columns - 1)) continue;
-    const float v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
-    const float dv = m[5] * inv;
-    const float wt = b.view[q].weight * inv * inv;
-    const float tu = u + 0.5f, tv = v0 - b.view[q].row_offset + 0.5f;
 #pragma unroll
-    for (int t = 0; t < kPlanesPerThread; ++t) {
-      const float v = v0 + dv * t;
-      if (!(v >= 0.0f && v <= g.rows - 1)) continue;
-      const float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
-      acc[0][t] += wt * f.x;
-      acc[1][t] += wt * f.y;
-      acc[2][t] += wt * f.z;
-      acc[3][t] += wt * f.w;
+    for (int e = 0; e < 4; ++e) {
+      const float x = static_cast<float>(xs[e]), z = static_cast<float>(zs[e]);
+      const float w = m[8] * x + m[10] * z + m[11];
+      if (!(w > 0.0f)) continue;
+      const float inv = 1.0f / w;
+      const float u = (m[0] * x + m[2] * z + m[3]) * inv;
+      if (!(u >= 0.0f && u <= g.columns - 1)) continue;
+      const float v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
+      const float dv = m[5] * inv;
+      const float wt = b.view[q].weight * inv * inv;
+      const float tu = u + 0.5f, tv = v0 - b.view[q].row_offset + 0.5f;
+#pragma unroll
+      for (int t = 0; t < kPlanesPerThread; ++t) {
+        const float v = v0 + dv * t;
+        if (!(v >= 0.0f && v <= g.rows - 1)) continue;
+        const float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
+        acc[e][t] += wt * f.x;
+        acc[(e + 1) & 3][t] += wt * f.y;
+        acc[(e + 2) & 3][t] += wt * f.z;
+        acc[(e + 3) & 3][t] += wt * f.w;
+      }
     }
   }
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    if (!in[c]) continue;
+  for (int e = 0; e < 4; ++e) {
+    if (!in[e]) continue;
 #pragma unroll
     for (int t = 0; t < kPlanesPerThread; ++t)
-      if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + zs[c]) * g.nx + xs[c]] += acc[c][t];
+      if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + zs[e]) * g.nx + xs[e]] += acc[e][t];
   }
 }
 

@@ -8,12 +8,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <array>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "backproject_kernels.cuh"
+#include "cufft_loader.hpp"
 #include "device_resources.hpp"
 #include "fdk/core/thread_pool.hpp"
 #include "fdk/kernels/cuda_backend.hpp"
@@ -90,6 +92,8 @@ class CudaBackend final : public Backend {
     columns_ = model.detector.size[0];
     rows_ = model.detector.size[1];
     pitch_ = round_up(static_cast<size_t>(columns_), tex_align_ / sizeof(float));
+    base_align_ = std::max<size_t>(prop.textureAlignment, 256) / sizeof(float);
+    view_stride_ = round_up(pitch_ * rows_, base_align_);
     quad_pitch_ = round_up(static_cast<size_t>(columns_) * format_.bytes, tex_align_);
     quads_ = find_symmetric_quads(model.views, model.matrices, model.volume);
     quad_of_view_.assign(model.views.size(), -1);
@@ -99,14 +103,14 @@ class CudaBackend final : public Backend {
 
     const uint64_t plane = 4ull * model.plane_floats();
     const uint64_t volume = plane * static_cast<uint64_t>(model.volume.size[1]);
-    const uint64_t projections = 4ull * pitch_ * rows_ * model.views.size();
+    const uint64_t projections = 4ull * view_stride_ * model.views.size();
     const uint64_t fixed = filter_bytes(model) + 2 * model.plane_floats();
     const uint64_t resident_sets = 2ull * kResidentQuads * quad_pitch_ * rows_;
     resident_ = volume + projections + resident_sets + fixed <= budget_;
     if (resident_) {
       volume_.resize(model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
-      projections_.resize(pitch_ * rows_ * model.views.size());
+      projections_.resize(view_stride_ * model.views.size());
       view_tex_.resize(model.views.size());
       make_sets(kResidentQuads, rows_, false);
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
@@ -137,6 +141,12 @@ class CudaBackend final : public Backend {
   }
 
   fdk_backend kind() const override { return FDK_BACKEND_CUDA; }
+
+  void add_timings(fdk_timings& t) const override {
+    t.backproject_seconds += clock_.seconds();
+    t.upload_seconds += upload_seconds_;
+    t.download_seconds += download_seconds_;
+  }
   bool keeps_volume() const override { return resident_; }
 
   int max_slab_planes(const ScanModel& model) const override {
@@ -153,7 +163,7 @@ class CudaBackend final : public Backend {
     DeviceGuard guard(device_);
     float* target;
     if (resident_) {
-      target = projections_.get() + static_cast<size_t>(view) * pitch_ * rows_;
+      target = projections_.get() + static_cast<size_t>(view) * view_stride_;
     } else {
       scratch_.resize(pitch_ * rows_);
       target = scratch_.get();
@@ -217,15 +227,18 @@ class CudaBackend final : public Backend {
       flush_views(model, model.view_weights);
     }
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (backprojection)");
+    clock_.collect();
   }
 
   void backproject(const ScanModel& model, int y0, int y1, float* out) override {
     DeviceGuard guard(device_);
     const size_t plane = model.plane_floats();
     if (resident_) {
+      const auto start = std::chrono::steady_clock::now();
       check(cudaMemcpy(out, volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0) * sizeof(float),
                        cudaMemcpyDeviceToHost),
             "cudaMemcpy (slab download)");
+      download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return;
     }
     stream_slab(model, y0, y1, out);
@@ -257,10 +270,11 @@ class CudaBackend final : public Backend {
                                                           columns_, rows, quad_pitch_);
       }
       if (streaming) {
-        set.windows.resize(pitch_ * rows * kStreamViews);
+        window_stride_ = round_up(pitch_ * rows, base_align_);
+        set.windows.resize(window_stride_ * kStreamViews);
         set.window_tex.resize(kStreamViews);
         for (int v = 0; v < kStreamViews; ++v)
-          set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + pitch_ * rows * v,
+          set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + window_stride_ * v,
                                                               cudaCreateChannelDesc<float>(), columns_, rows,
                                                               pitch_ * sizeof(float));
         set.staging.resize(static_cast<size_t>(columns_) * rows * kStreamViews);
@@ -340,7 +354,7 @@ class CudaBackend final : public Backend {
       const float* src[4];
       float scale[4];
       for (int c = 0; c < 4; ++c) {
-        src[c] = projections_.get() + static_cast<size_t>(quad[c]) * pitch_ * rows_;
+        src[c] = projections_.get() + static_cast<size_t>(quad[c]) * view_stride_;
         scale[c] = static_cast<float>(weights[static_cast<size_t>(quad[c])]);
       }
       pack_quad(model, src, scale, set, s, rows_);
@@ -348,7 +362,9 @@ class CudaBackend final : public Backend {
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
       batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
     }
+    clock_.begin(bp_stream_.get());
     launch_quads(batch, volume_.get(), mask_.get(), bp_stream_.get());
+    clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
     set.used = true;
     pending_quads_.clear();
@@ -369,14 +385,16 @@ class CudaBackend final : public Backend {
       const int v = pending_views_[static_cast<size_t>(s)];
       TextureObject& tex = view_tex_[static_cast<size_t>(v)];
       if (!tex.get())
-        tex.make_pitch2d(projections_.get() + static_cast<size_t>(v) * pitch_ * rows_, cudaCreateChannelDesc<float>(),
+        tex.make_pitch2d(projections_.get() + static_cast<size_t>(v) * view_stride_, cudaCreateChannelDesc<float>(),
                          columns_, rows_, pitch_ * sizeof(float));
       const double sid = model.views[static_cast<size_t>(v)].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(v)],
                  static_cast<float>(weights[static_cast<size_t>(v)] * sid * sid), 0);
       batch.tex[s] = tex.get();
     }
+    clock_.begin(bp_stream_.get());
     launch_generic(batch, volume_.get(), mask_.get(), bp_stream_.get());
+    clock_.end(bp_stream_.get());
     pending_views_.clear();
   }
 
@@ -424,6 +442,7 @@ class CudaBackend final : public Backend {
                           bp_stream_.get()),
           "cudaMemcpyAsync (slab download)");
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (slab)");
+    clock_.collect();
   }
 
   void run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
@@ -445,6 +464,7 @@ class CudaBackend final : public Backend {
       window[static_cast<size_t>(s)] = {lo, hi};
     }
     // Decompress on CPU threads into pinned memory.
+    const auto upload_start = std::chrono::steady_clock::now();
     pool_.parallel_for(count * 4, [&](int task, int) {
       const int s = task / 4, c = task % 4;
       const int v = items[first + static_cast<size_t>(s)][static_cast<size_t>(c)];
@@ -457,12 +477,13 @@ class CudaBackend final : public Backend {
       const int s = task / 4;
       if (items[first + static_cast<size_t>(s)][static_cast<size_t>(task % 4)] < 0) continue;
       const auto& w = window[static_cast<size_t>(s)];
-      check(cudaMemcpy2DAsync(set.windows.get() + pitch_ * rows * task, pitch_ * sizeof(float),
+      check(cudaMemcpy2DAsync(set.windows.get() + window_stride_ * task, pitch_ * sizeof(float),
                               set.staging.get() + static_cast<size_t>(task) * columns_ * rows,
                               columns_ * sizeof(float), columns_ * sizeof(float), w[1] - w[0] + 1,
                               cudaMemcpyHostToDevice, bp_stream_.get()),
             "cudaMemcpy2DAsync (window upload)");
     }
+    upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
     const SlabGeometry g = slab_geometry(model, y0, planes);
     if (quads) {
       QuadBatch batch{};
@@ -473,7 +494,7 @@ class CudaBackend final : public Backend {
         const float* src[4];
         float scale[4];
         for (int c = 0; c < 4; ++c) {
-          src[c] = set.windows.get() + pitch_ * rows * (4 * s + c);
+          src[c] = set.windows.get() + window_stride_ * (4 * s + c);
           scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(quad[c])]);
         }
         const auto& w = window[static_cast<size_t>(s)];
@@ -482,7 +503,9 @@ class CudaBackend final : public Backend {
         fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), w[0]);
         batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
       }
+      clock_.begin(bp_stream_.get());
       launch_quads(batch, slab_.get(), mask_.get(), bp_stream_.get());
+      clock_.end(bp_stream_.get());
     } else {
       GenericBatch batch{};
       batch.g = g;
@@ -496,7 +519,9 @@ class CudaBackend final : public Backend {
         batch.tex[batch.count] = set.window_tex[static_cast<size_t>(task)].get();
         ++batch.count;
       }
+      clock_.begin(bp_stream_.get());
       launch_generic(batch, slab_.get(), mask_.get(), bp_stream_.get());
+      clock_.end(bp_stream_.get());
     }
     set.done.record(bp_stream_.get());
     set.used = true;
@@ -512,6 +537,9 @@ class CudaBackend final : public Backend {
   uint64_t budget_ = 0;
   int columns_ = 0, rows_ = 0;
   size_t pitch_ = 0, quad_pitch_ = 0;
+  size_t base_align_ = 64;    // texture base addresses, in floats
+  size_t view_stride_ = 0;    // resident projections, in floats
+  size_t window_stride_ = 0;  // streaming row windows, in floats
   bool resident_ = false;
   int max_planes_ = 0;
   double rows_per_plane_ = 1;
@@ -529,6 +557,8 @@ class CudaBackend final : public Backend {
   DeviceBuffer<double> mask_matrices_, mask_principal_;
   std::vector<TextureObject> view_tex_;
   std::array<BatchSet, 2> sets_;
+  KernelClock clock_;
+  double upload_seconds_ = 0, download_seconds_ = 0;
   int next_set_ = 0;
   int set_rows_ = 0;
 };
@@ -536,6 +566,7 @@ class CudaBackend final : public Backend {
 }  // namespace
 
 bool backend_available(const Settings& settings) noexcept {
+  if (!cufft_api()) return false;
   const int count = device_count();
   return count > 0 && chosen_device(settings) < count;
 }
@@ -543,6 +574,7 @@ bool backend_available(const Settings& settings) noexcept {
 std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Settings& settings) {
   const int count = device_count();
   if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
+  if (!cufft_api()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
   for (int d = 0; d < settings.config.num_devices; ++d)
     if (settings.config.devices[d] >= count)
       fail(FDK_ERROR_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(settings.config.devices[d]) +

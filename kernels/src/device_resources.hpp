@@ -6,9 +6,12 @@
 #include <cufft.h>
 
 #include <cstddef>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "cuda_check.hpp"
+#include "cufft_loader.hpp"
 
 namespace fdk::cuda {
 
@@ -133,7 +136,9 @@ class Stream {
 
 class Event {
  public:
-  Event() { check(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "cudaEventCreate"); }
+  explicit Event(bool timing = false) {
+    check(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
+  }
   ~Event() { cudaEventDestroy(e_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -143,6 +148,35 @@ class Event {
 
  private:
   cudaEvent_t e_{};
+};
+
+// Sums the device time of bracketed work (kernels) with timing events;
+// collect() once the stream has passed them.
+class KernelClock {
+ public:
+  void begin(cudaStream_t s) {
+    if (free_.empty()) free_.emplace_back(std::make_unique<Event>(true), std::make_unique<Event>(true));
+    pending_.push_back(std::move(free_.back()));
+    free_.pop_back();
+    pending_.back().first->record(s);
+  }
+  void end(cudaStream_t s) { pending_.back().second->record(s); }
+  void collect() {
+    for (auto& p : pending_) {
+      p.second->synchronize();
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, p.first->get(), p.second->get()), "cudaEventElapsedTime");
+      seconds_ += ms * 1e-3;
+      free_.push_back(std::move(p));
+    }
+    pending_.clear();
+  }
+  double seconds() const { return seconds_; }
+
+ private:
+  using Pair = std::pair<std::unique_ptr<Event>, std::unique_ptr<Event>>;
+  std::vector<Pair> pending_, free_;
+  double seconds_ = 0;
 };
 
 class FftPlan {
@@ -158,14 +192,16 @@ class FftPlan {
     int dims[1] = {n};
     const int complex_stride = n / 2 + 1;
     const bool forward = type == CUFFT_R2C;
-    check(cufftPlanMany(&plan_, 1, dims, nullptr, 1, forward ? n : complex_stride, nullptr, 1,
-                        forward ? complex_stride : n, type, batch),
+    const CufftApi* fft = cufft_api();
+    if (!fft) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
+    check(fft->plan_many(&plan_, 1, dims, nullptr, 1, forward ? n : complex_stride, nullptr, 1,
+                         forward ? complex_stride : n, type, batch),
           "cufftPlanMany");
     valid_ = true;
-    check(cufftSetStream(plan_, stream), "cufftSetStream");
+    check(fft->set_stream(plan_, stream), "cufftSetStream");
   }
   void reset() {
-    if (valid_) cufftDestroy(plan_);
+    if (valid_) cufft_api()->destroy(plan_);
     valid_ = false;
   }
   cufftHandle get() const { return plan_; }

@@ -108,12 +108,13 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
   weight_and_pad<<<dim3((n_ + 255) / 256, rows), block, 0, stream_>>>(p, raw_.get(), column_weight_.get(),
                                                                       column_u2_.get(), padded_.get());
   check_launch("weight_and_pad");
-  check(cufftExecR2C(forward_.get(), padded_.get(), spectrum_.get()), "cufftExecR2C");
+  const CufftApi* fft = cufft_api();  // non-null: the plans were made with it
+  check(fft->exec_r2c(forward_.get(), padded_.get(), spectrum_.get()), "cufftExecR2C");
   const int bins = n_ / 2 + 1;
   apply_response<<<dim3((bins + 255) / 256, rows), block, 0, stream_>>>(spectrum_.get(), response_.get(), bins,
                                                                         rows);
   check_launch("apply_response");
-  check(cufftExecC2R(inverse_.get(), spectrum_.get(), padded_.get()), "cufftExecC2R");
+  check(fft->exec_c2r(inverse_.get(), spectrum_.get(), padded_.get()), "cufftExecC2R");
   // The row's own samples sit after the padding.
   check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), padded_.get() + pad_, n_ * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),

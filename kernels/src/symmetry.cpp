@@ -64,12 +64,13 @@ std::vector<std::array<int, 4>> find_symmetric_quads(const std::vector<ViewGeome
   };
   std::vector<unsigned char> used(static_cast<size_t>(count), 0);
   for (int v = 0; v < count; ++v) {
-    if (used[v]) continue;
+    // The quad kernel reuses a column's detector column along y: untilted only.
+    if (used[v] || !matrices[v].y_separable()) continue;
     std::array<int, 4> quad{v, -1, -1, -1};
     bool ok = true;
     for (int c = 1; c < 4 && ok; ++c) {
       const int w = find(views[v].angle + c * kPi / 2);
-      ok = w >= 0 && !used[w] && w != v && std::abs(views[w].sid - views[v].sid) <= 1e-9 * views[v].sid &&
+      ok = w >= 0 && !used[w] && w != v && matrices[w].y_separable() && std::abs(views[w].sid - views[v].sid) <= 1e-9 * views[v].sid &&
            same(matrices[v], composed(matrices[w], c, n), n);
       quad[c] = w;
     }

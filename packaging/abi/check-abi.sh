@@ -48,7 +48,7 @@ fi
 [ -f "$baseline" ] || { echo "check-abi: no baseline $baseline (run with --update)" >&2; exit 1; }
 
 header_major="$(sed -n 's/^#define FDK_VERSION_MAJOR \([0-9][0-9]*\).*/\1/p' "$header")"
-soname_major() { sed -n "s/.*soname='libfdk\.so\.\([0-9][0-9]*\)'.*/\1/p" "$1" | head -1; }
+soname_major() { sed -n "s/.*soname='libfdk\.so\.\([0-9][0-9]*\)'.*/\1/p;T;q" "$1"; }
 baseline_major="$(soname_major "$baseline")"
 lib_major="$(soname_major "$current")"
 if [ "$lib_major" != "$header_major" ]; then

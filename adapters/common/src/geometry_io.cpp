@@ -532,7 +532,7 @@ std::string format_rtk_geometry(const std::vector<fdk_view>& views) {
       out += "      ";
       for (int c = 0; c < 4; ++c) {
         char buffer[48];
-        std::snprintf(buffer, sizeof buffer, "%19.15g", m[static_cast<size_t>(r * 4 + c)]);
+        std::snprintf(buffer, sizeof buffer, "%24.17g", m[static_cast<size_t>(r * 4 + c)]);
         out += buffer;
         if (c < 3) out += ' ';
       }
@@ -764,31 +764,6 @@ std::string format_scan_ini(const ScanDescription& d) {
     line("origin", {(*d.volume_origin)[0], (*d.volume_origin)[1], (*d.volume_origin)[2]});
   }
   return out;
-}
-
-fdk_scan uniform_scan(const ScanDescription& d, int count) {
-  if (!d.sid) fail(ErrorKind::kInvalidArgument, "the source-to-isocentre distance (sid) is not given");
-  if (!d.sdd) fail(ErrorKind::kInvalidArgument, "the source-to-detector distance (sdd) is not given");
-  if (count < 1) fail(ErrorKind::kInvalidArgument, "no views");
-  fdk_scan s;
-  fdk_scan_init(&s);
-  s.kind = FDK_SCAN_UNIFORM;
-  s.num_views = count;
-  s.first_angle_deg = d.start_angle.value_or(0.0);
-  s.arc_deg = d.direction.value_or(1) * d.arc.value_or(360.0);
-  s.uniform.sid = *d.sid;
-  s.uniform.sdd = *d.sdd;
-  if (d.projection_offset) {
-    s.uniform.projection_offset_x = (*d.projection_offset)[0];
-    s.uniform.projection_offset_y = (*d.projection_offset)[1];
-  }
-  if (d.source_offset) {
-    s.uniform.source_offset_x = (*d.source_offset)[0];
-    s.uniform.source_offset_y = (*d.source_offset)[1];
-  }
-  s.uniform.in_plane_angle_deg = d.in_plane_angle.value_or(0.0);
-  s.uniform.out_of_plane_angle_deg = d.out_of_plane_angle.value_or(0.0);
-  return s;
 }
 
 // ---- default volume ----------------------------------------------------------------------

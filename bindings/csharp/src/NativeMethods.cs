@@ -105,6 +105,10 @@ namespace Fdk
         internal static extern int fdk_get_plan_info(FdkContextHandle context,
                                                      FdkPlanInfoNative* info);
 
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_timings(FdkContextHandle context,
+                                                   FdkTimingsNative* timings);
+
         /// <summary>A NUL-terminated UTF-8 string owned by the library, copied.</summary>
         internal static string CopyString(IntPtr text)
         {

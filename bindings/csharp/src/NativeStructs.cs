@@ -121,6 +121,17 @@ namespace Fdk
         public ulong gpu_memory_budget;
     }
 
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct FdkTimingsNative
+    {
+        public uint struct_size;
+        public double filter_seconds;
+        public double store_seconds;
+        public double backproject_seconds;
+        public double upload_seconds;
+        public double download_seconds;
+    }
+
     /// <summary>fdk_scan_kind.</summary>
     internal enum ScanKind
     {

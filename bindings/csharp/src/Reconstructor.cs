@@ -103,6 +103,30 @@ namespace Fdk
         }
     }
 
+    /// <summary>fdk_timings: where the time went since construction, in seconds.</summary>
+    public struct Timings
+    {
+        /// <summary>Weighting and ramp filter, uploads included (wall time).</summary>
+        public double FilterSeconds { get; private set; }
+        /// <summary>Compression into the store (wall time).</summary>
+        public double StoreSeconds { get; private set; }
+        /// <summary>CUDA: kernel time from device events; CPU: wall time of the backprojector.</summary>
+        public double BackprojectSeconds { get; private set; }
+        /// <summary>CUDA streaming: row-window decompression and upload outside kernels (wall time).</summary>
+        public double UploadSeconds { get; private set; }
+        /// <summary>Slabs copied to host memory (wall time).</summary>
+        public double DownloadSeconds { get; private set; }
+
+        internal Timings(FdkTimingsNative n) : this()
+        {
+            FilterSeconds = n.filter_seconds;
+            StoreSeconds = n.store_seconds;
+            BackprojectSeconds = n.backproject_seconds;
+            UploadSeconds = n.upload_seconds;
+            DownloadSeconds = n.download_seconds;
+        }
+    }
+
     /// <summary>
     /// One reconstruction: configure (constructor), push projections as they
     /// arrive, <see cref="Finish"/>, then read the volume slab by slab.
@@ -487,6 +511,15 @@ namespace Fdk
             var info = new FdkPlanInfoNative { struct_size = (uint)sizeof(FdkPlanInfoNative) };
             Complete(NativeMethods.fdk_get_plan_info(_handle, &info));
             return new PlanInfo(info);
+        }
+
+        /// <summary>Accumulated timings. Waits for a push, finish or read in progress on another thread.</summary>
+        public Timings GetTimings()
+        {
+            EnterCall();
+            var t = new FdkTimingsNative { struct_size = (uint)sizeof(FdkTimingsNative) };
+            Complete(NativeMethods.fdk_get_timings(_handle, &t));
+            return new Timings(t);
         }
 
         /// <summary>Destroys the native context (after any call in flight returns). Idempotent.</summary>

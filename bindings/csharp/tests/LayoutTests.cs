@@ -23,6 +23,7 @@ namespace Fdk.Tests
             { "fdk_progress", typeof(FdkProgressNative) },
             { "fdk_store_info", typeof(FdkStoreInfoNative) },
             { "fdk_plan_info", typeof(FdkPlanInfoNative) },
+            { "fdk_timings", typeof(FdkTimingsNative) },
         };
 
         private List<string[]> _facts;
@@ -50,6 +51,7 @@ namespace Fdk.Tests
             if (t == typeof(FdkProgressNative)) return sizeof(FdkProgressNative);
             if (t == typeof(FdkStoreInfoNative)) return sizeof(FdkStoreInfoNative);
             if (t == typeof(FdkPlanInfoNative)) return sizeof(FdkPlanInfoNative);
+            if (t == typeof(FdkTimingsNative)) return sizeof(FdkTimingsNative);
             throw new ArgumentException(t.Name);
         }
 

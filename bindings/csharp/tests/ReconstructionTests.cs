@@ -189,6 +189,10 @@ namespace Fdk.Tests
 
                 StoreInfo store = r.GetStoreInfo();
                 Assert.AreEqual(TestScan.Views, store.ViewsStored);
+                Timings timings = r.GetTimings();
+                Assert.Greater(timings.FilterSeconds, 0.0);
+                Assert.Greater(timings.BackprojectSeconds, 0.0);
+                Assert.GreaterOrEqual(timings.DownloadSeconds, 0.0);
                 Assert.AreEqual(0.0, store.RelativeErrorBound);
                 Assert.Greater(store.RawBytes, 0);
             }

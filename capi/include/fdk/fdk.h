@@ -365,6 +365,21 @@ typedef struct fdk_plan_info {
 FDK_API fdk_status fdk_get_plan_info(const fdk_context* ctx,
                                      fdk_plan_info* info);
 
+/* Where the time went, accumulated since fdk_create (seconds). Waits for a
+   push, finish or read in progress on another thread. */
+typedef struct fdk_timings {
+  uint32_t struct_size;       /* set by the caller to sizeof(fdk_timings) */
+  double filter_seconds;      /* weighting + ramp filter, uploads included (wall) */
+  double store_seconds;       /* compression into the store (wall) */
+  double backproject_seconds; /* CUDA: kernel time from device events; CPU:
+                                 wall time of the backprojector */
+  double upload_seconds;      /* CUDA streaming: row-window decompression and
+                                 upload, outside kernels (wall) */
+  double download_seconds;    /* slabs copied to host memory (wall) */
+} fdk_timings;
+
+FDK_API fdk_status fdk_get_timings(const fdk_context* ctx, fdk_timings* timings);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

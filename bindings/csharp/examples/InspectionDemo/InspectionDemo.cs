@@ -197,7 +197,11 @@ internal static class InspectionDemo
                                   output, vol.SizeX, vol.SizeZ, vol.SizeY);
 
             // ---- 4. the report ---------------------------------------------------------------
-            Console.WriteLine("done in {0:F2} s", clock.Elapsed.TotalSeconds);
+            Timings t = recon.GetTimings();
+            Console.WriteLine("done in {0:F2} s (filter {1:F2} s, store {2:F2} s, backprojection {3:F2} s, " +
+                              "upload {4:F2} s, download {5:F2} s)", clock.Elapsed.TotalSeconds,
+                              t.FilterSeconds, t.StoreSeconds, t.BackprojectSeconds, t.UploadSeconds,
+                              t.DownloadSeconds);
             return inspector.Report(VoidX, VoidY, VoidZ, VoidRadius) ? 0 : 1;
         }
     }

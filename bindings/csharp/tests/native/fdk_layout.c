@@ -105,6 +105,14 @@ int main(void) {
   FIELD(fdk_plan_info, host_memory_budget);
   FIELD(fdk_plan_info, gpu_memory_budget);
 
+  SIZE(fdk_timings);
+  FIELD(fdk_timings, struct_size);
+  FIELD(fdk_timings, filter_seconds);
+  FIELD(fdk_timings, store_seconds);
+  FIELD(fdk_timings, backproject_seconds);
+  FIELD(fdk_timings, upload_seconds);
+  FIELD(fdk_timings, download_seconds);
+
   ENUM(FDK_MAX_DEVICES);
   ENUM(FDK_VERSION_MAJOR);
 

@@ -68,6 +68,8 @@ class Backend {
   // True when the backend holds the whole volume itself (on a GPU): reads
   // then copy from it directly and the host slab cache is not used.
   virtual bool keeps_volume() const { return false; }
+  // Adds the backend's own measurements (backprojection, upload, download).
+  virtual void add_timings(fdk_timings& t) const {}
   // The thickest slab the backend can compute at once (device memory).
   virtual int max_slab_planes(const ScanModel& model) const { return model.volume.size[1]; }
 };

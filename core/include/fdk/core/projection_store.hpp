@@ -14,6 +14,8 @@
 
 namespace fdk {
 
+class ThreadPool;
+
 // One view, compressed, not yet in the store (so a caller can check the
 // memory budget before committing it).
 struct CompressedView {
@@ -38,6 +40,8 @@ class ProjectionStore {
   // Pure function of its input; safe on many threads at once. `data` holds
   // height rows of width floats, contiguous. zstd level 1 (speed first).
   CompressedView compress(const float* data) const;
+  // The same, bands spread over `pool` (null: the calling thread).
+  CompressedView compress(const float* data, ThreadPool* pool) const;
   // Takes ownership. Thread-safe. The view must not be stored already.
   void commit(int view, CompressedView&& compressed);
   bool has(int view) const;
@@ -52,6 +56,8 @@ class ProjectionStore {
   int views_stored() const { return views_stored_.load(); }
 
  private:
+  void compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const;
+
   int width_, height_, band_rows_;
   fdk_precision precision_;
   std::vector<CompressedView> views_;

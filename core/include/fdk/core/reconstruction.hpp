@@ -13,6 +13,7 @@
 #include "fdk/core/backend.hpp"
 #include "fdk/core/slab_cache.hpp"
 #include "fdk/core/slab_planner.hpp"
+#include "fdk/core/thread_pool.hpp"
 
 namespace fdk {
 
@@ -42,6 +43,8 @@ class Reconstruction {
   fdk_store_info store_info() const;
   fdk_plan_info plan_info() const;
 
+  fdk_timings timings();  // waits for a call in progress
+
   void set_progress_callback(fdk_progress_fn fn, void* user_data);
   void cancel();
 
@@ -54,6 +57,7 @@ class Reconstruction {
   uint64_t slab_bytes(int slab) const;
 
   Settings settings_;
+  ThreadPool ingest_pool_;  // the push path's host work: checks, compression
   ScanModel model_;
   std::unique_ptr<ProjectionStore> store_;
   std::unique_ptr<Backend> backend_;
@@ -67,6 +71,8 @@ class Reconstruction {
   std::atomic<int> views_pushed_{0};
   std::atomic<int> slabs_done_{0};
   std::atomic<bool> finished_{false};
+
+  double filter_seconds_ = 0, store_seconds_ = 0, read_seconds_ = 0;  // under op_mutex_
 
   std::mutex callback_mutex_;
   fdk_progress_fn callback_ = nullptr;

@@ -1,0 +1,321 @@
+// fdk-scan-sim and fdk-convert end to end: the simulator's TIFF folder
+// through the converter to TIFF slices (and the other outputs), checking the
+// phantom's brain value; and every bad input giving its documented exit
+// code, a message naming the file, and no output that looks complete.
+#include <fdk/adapters/error.hpp>
+#include <fdk/adapters/tiff_io.hpp>
+#include <fdk/phantom.hpp>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+
+#include "sim.hpp"
+#include "test_support.hpp"
+
+using namespace fdk::adapters;
+using fdk_adapter_test::TempDir;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string err;
+};
+
+Result run(const std::string& args, const std::string& log_dir) {
+  const std::string err_path = log_dir + "/stderr.txt";
+  const std::string cmd = args + " > " + log_dir + "/stdout.txt 2> " + err_path;
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  r.err = fdk_adapter_test::read_all(err_path);
+  std::filesystem::remove(err_path);
+  std::filesystem::remove(log_dir + "/stdout.txt");
+  return r;
+}
+
+const std::string kSim = FDK_SCAN_SIM_PATH;
+const std::string kConvert = FDK_CONVERT_PATH;
+
+// The scan of these tests: 96 x 96 pixels of 0.8 mm, 120 views.
+fdk_sim::ScannerModel model() {
+  fdk_sim::ScannerModel m;
+  m.columns = m.rows = 96;
+  m.views = 120;
+  return m;
+}
+const char* kSimArgs = " --views 120 --detector 96 --threads 2";
+const int kN = 64;           // volume 64^3
+const double kVoxel = 0.75;  // mm
+const char* kVolumeArgs = " --volume-size 64,64,64 --voxel-size 0.75 --threads 2 --quiet";
+
+// Mean of the central brain region of a volume given plane by plane, over
+// the voxels that are pure brain at least 2.5 voxels from every surface.
+class BrainRegion {
+ public:
+  BrainRegion() {
+    const fdk_sim::Scanner scanner(model());
+    phantom_ = scanner.phantom();
+    const double scale = scanner.phantom_scale();
+    const int half = std::max(2, static_cast<int>(0.2 * scale / kVoxel));
+    lo_ = kN / 2 - half;
+    hi_ = kN / 2 + half;
+    brain_ = phantom_[0].density + phantom_[1].density;
+  }
+  double origin() const { return -0.5 * (kN - 1) * kVoxel; }
+  void add_plane(int y, const float* plane) {  // kN x kN, x fastest, then z
+    if (y < lo_ || y >= hi_) return;
+    for (int z = lo_; z < hi_; ++z) {
+      for (int x = lo_; x < hi_; ++x) {
+        const double px = origin() + x * kVoxel, py = origin() + y * kVoxel,
+                     pz = origin() + z * kVoxel;
+        if (std::fabs(fdk::phantom::density_at(phantom_, px, py, pz) - brain_) > 1e-9) continue;
+        bool clear = true;
+        for (const auto& e : phantom_) {
+          if (fdk::phantom::distance_to_surface(e, px, py, pz) < 2.5 * kVoxel) clear = false;
+        }
+        if (!clear) continue;
+        sum_ += plane[z * kN + x];
+        ++count_;
+      }
+    }
+  }
+  // The brain's density as reconstructed (divided by the simulator's mu).
+  double value() const { return count_ ? sum_ / count_ / model().mu : NAN; }
+  size_t count() const { return count_; }
+
+ private:
+  std::vector<fdk::phantom::Ellipsoid> phantom_;
+  int lo_, hi_;
+  double brain_, sum_ = 0;
+  size_t count_ = 0;
+};
+
+void expect_brain(const BrainRegion& b, double tolerance = 0.03) {
+  ASSERT_GT(b.count(), 100u);
+  std::printf("brain value %.4f (phantom 1.02) over %zu voxels\n", b.value(), b.count());
+  EXPECT_NEAR(b.value(), 1.02, tolerance * 1.02) << "brain value " << b.value();
+}
+
+bool any_part_files(const std::string& folder) {
+  for (const auto& name : fdk_adapter_test::names_in(folder)) {
+    if (name.find(".part") != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(ToolsEndToEnd, SimulatedFolderToTiffSlicesKeepsTheBrainValue) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + kSimArgs, dir.path()).code, 0);
+  ASSERT_TRUE(std::filesystem::exists(dir / "scan/projections/proj_0119.tif"));
+  ASSERT_TRUE(std::filesystem::exists(dir / "scan/geometry.xml"));
+  // RTK geometry for the views, the pixel size as a flag.
+  const Result r = run(kConvert + " " + (dir / "scan/projections") + " " + (dir / "out") +
+                           " --dark " + (dir / "scan/dark") + " --flat " + (dir / "scan/flat") +
+                           " --geometry " + (dir / "scan/geometry.xml") + " --pixel-size 0.8" +
+                           kVolumeArgs,
+                       dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // --quiet
+  BrainRegion brain;
+  for (int y = 0; y < kN; ++y) {
+    TiffReader reader(dir / ("out/" + slice_file_name("slice", y, kN)));
+    TiffPageInfo info;
+    const auto plane = reader.read_page(0, &info);
+    ASSERT_EQ(info.width, kN);
+    ASSERT_EQ(info.height, kN);
+    ASSERT_EQ(info.type, SampleType::kFloat32);
+    brain.add_plane(y, plane.data());
+  }
+  expect_brain(brain);
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/preview.png") ||
+              std::filesystem::exists(dir / "out/preview.pgm"));
+  EXPECT_FALSE(any_part_files(dir / "out"));
+}
+
+TEST(ToolsEndToEnd, MultiPageInputIniGeometryMetaImageAndBigTiffOutputs) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + kSimArgs + " --multipage", dir.path()).code, 0);
+  ASSERT_TRUE(std::filesystem::exists(dir / "scan/projections/proj.tif"));
+  const std::string common = kConvert + " " + (dir / "scan/projections") + " " + (dir / "out") +
+                             " --dark " + (dir / "scan/dark") + " --flat " + (dir / "scan/flat") +
+                             " --geometry " + (dir / "scan/scan.ini") + kVolumeArgs;
+  Result r = run(common + " --format mha --no-preview", dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  {
+    const std::string file = fdk_adapter_test::read_all(dir / "out/volume.mha");
+    const size_t end = file.find("ElementDataFile = LOCAL\n");
+    ASSERT_NE(end, std::string::npos);
+    const size_t header = end + std::strlen("ElementDataFile = LOCAL\n");
+    ASSERT_EQ(file.size(), header + 4u * kN * kN * kN);
+    EXPECT_NE(file.find("DimSize = 64 64 64"), std::string::npos);
+    BrainRegion brain;
+    std::vector<float> plane(kN * kN);
+    for (int y = 0; y < kN; ++y) {
+      std::memcpy(plane.data(), file.data() + header + 4u * y * kN * kN, 4u * kN * kN);
+      brain.add_plane(y, plane.data());
+    }
+    expect_brain(brain);
+  }
+  r = run(common + " --format bigtiff --output-type uint16 --window 0,0.04 --compression deflate",
+          dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  {
+    TiffReader reader(dir / "out/volume.tif");
+    ASSERT_EQ(reader.page_count(), kN);
+    BrainRegion brain;
+    for (int y = 0; y < kN; ++y) {
+      TiffPageInfo info;
+      auto plane = reader.read_page(y, &info);
+      ASSERT_EQ(info.type, SampleType::kUInt16);
+      for (float& v : plane) v = static_cast<float>(v / 65535.0 * 0.04);
+      brain.add_plane(y, plane.data());
+    }
+    expect_brain(brain);
+  }
+  // Running again without --force refuses to replace the output.
+  r = run(common + " --format mha", dir.path());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+}
+
+TEST(ToolsEndToEnd, DefaultVolumeCoversTheFieldOfView) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + kSimArgs + " --line-integrals", dir.path()).code, 0);
+  const Result r = run(kConvert + " " + (dir / "scan/projections") + " " + (dir / "out") +
+                           " --geometry " + (dir / "scan/scan.ini") +
+                           " --format mha --threads 2 --progress lines",
+                       dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Magnification 1.6: voxel 0.5 mm; progress lines and the summary on stderr.
+  EXPECT_NE(r.err.find("line integrals"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("voxels of 0.5 x 0.5 x 0.5 mm (default: the field of view)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("views/s"), std::string::npos) << r.err;
+  const std::string file = fdk_adapter_test::read_all(dir / "out/volume.mha");
+  EXPECT_NE(file.find("ElementSpacing = 0.5 0.5 0.5"), std::string::npos);
+}
+
+TEST(ToolsExitCodes, BadInputsAreNamedAndLeaveNoOutput) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + " --views 12 --detector 32 --threads 2", dir.path()).code, 0);
+  const std::string proj = dir / "scan/projections";
+  const std::string calib = " --dark " + (dir / "scan/dark") + " --flat " + (dir / "scan/flat") +
+                            " --geometry " + (dir / "scan/scan.ini") + " --threads 2 --quiet";
+  auto convert = [&](const std::string& input, const std::string& extra) {
+    return run(kConvert + " " + input + " " + (dir / "out") + calib + extra, dir.path());
+  };
+  // Sanity: the good folder converts.
+  ASSERT_EQ(convert(proj, "").code, 0);
+  std::filesystem::remove_all(dir / "out");
+
+  struct Case {
+    const char* what;
+    std::function<void()> setup;
+    std::string input, extra;
+    int code;
+    std::string message;
+  };
+  const std::string bad = dir / "bad";
+  auto fresh_copy = [&] {
+    std::filesystem::remove_all(bad);
+    std::filesystem::copy(proj, bad);
+  };
+  std::vector<Case> cases = {
+      {"missing folder", [] {}, dir / "nope", "", 3, "nope"},
+      {"truncated TIFF",
+       [&] {
+         fresh_copy();
+         const std::string p = bad + "/proj_0005.tif";
+         const std::string bytes = fdk_adapter_test::read_all(p);
+         fdk_adapter_test::write_text(p, bytes.substr(0, bytes.size() / 3));
+       },
+       bad, "", 3, "proj_0005.tif"},
+      {"mixed sizes",
+       [&] {
+         fresh_copy();
+         std::filesystem::copy_file(dir / "scan/projections/proj_0000.tif", bad + "/proj_0100.tif");
+         const std::vector<float> small(16 * 16, 1.0f);
+         write_tiff_float(bad + "/proj_0007.tif", 16, 16, {small.data()});
+       },
+       bad, "", 3, "proj_0007.tif' is 16 x 16 float32"},
+      {"missing dark", [] {}, proj, " --dark " + (dir / "no_dark"), 3, "no_dark"},
+      {"zero flat",
+       [&] {
+         const std::vector<float> zero(32 * 32, 0.0f);
+         write_tiff_float(dir / "zero_flat.tif", 32, 32, {zero.data()});
+       },
+       proj, " --flat " + (dir / "zero_flat.tif"), 3, "zero_flat.tif"},
+      {"flat of another size",
+       [&] {
+         const std::vector<float> f(40 * 32, 1000.0f);
+         write_tiff_float(dir / "big_flat.tif", 40, 32, {f.data()});
+       },
+       proj, " --flat " + (dir / "big_flat.tif"), 3, "big_flat.tif' is 40 x 32"},
+      {"non-finite value",
+       [&] {
+         fresh_copy();
+         std::vector<float> nan(32 * 32, 30000.0f);
+         nan[33] = std::nanf("");
+         std::filesystem::remove(bad + "/proj_0003.tif");
+         write_tiff_float(bad + "/proj_0003.tif", 32, 32, {nan.data()});
+       },
+       bad, " --input raw", 3, "proj_0003.tif"},
+      {"geometry views mismatch", [] {}, proj, " --views 13", 3, "announces 13 views"},
+      {"corrupt geometry",
+       [&] { fdk_adapter_test::write_text(dir / "g.xml", "<RTKThreeDCircularGeometry version=\"3\">"); },
+       proj, " --geometry " + (dir / "g.xml"), 3, "g.xml"},
+      {"unwritable output", [&] { fdk_adapter_test::write_text(dir / "out", "a file"); }, proj,
+       "", 4, "out"},
+      {"bad option", [] {}, proj, " --frobnicate", 2, "--frobnicate"},
+      {"uint16 without window", [] {}, proj, " --output-type uint16", 2, "--window"},
+      {"bad crop", [] {}, proj, " --crop 30,30,10,10", 2, "crop"},
+  };
+  for (Case& c : cases) {
+    c.setup();
+    const Result r = convert(c.input, c.extra);
+    EXPECT_EQ(r.code, c.code) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find("fdk-convert: "), std::string::npos) << c.what;
+    if (std::filesystem::is_directory(dir / "out")) {
+      EXPECT_TRUE(fdk_adapter_test::names_in(dir / "out").empty()) << c.what;
+    }
+    std::filesystem::remove_all(dir / "out");
+  }
+}
+
+TEST(ToolsExitCodes, FullDiskMidWriteRemovesEverything) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + " --views 12 --detector 32 --threads 2", dir.path()).code, 0);
+  for (const char* format : {"tiff", "bigtiff", "mha"}) {
+    const Result r =
+        run(std::string("FDK_CONVERT_FAIL_AFTER_BYTES=20000 ") + kConvert + " " +
+                (dir / "scan/projections") + " " + (dir / "out") + " --dark " + (dir / "scan/dark") +
+                " --flat " + (dir / "scan/flat") + " --geometry " + (dir / "scan/scan.ini") +
+                " --threads 2 --quiet --format " + format,
+            dir.path());
+    EXPECT_EQ(r.code, 4) << format << ": " << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_TRUE(fdk_adapter_test::names_in(dir / "out").empty()) << format;
+  }
+}
+
+TEST(ToolsHelp, HelpShowsExamplesAndExitCodes) {
+  TempDir dir;
+  const std::string out = dir / "help.txt";
+  ASSERT_EQ(std::system((kConvert + " --help > " + out).c_str()), 0);
+  const std::string help = fdk_adapter_test::read_all(out);
+  EXPECT_NE(help.find("Examples:"), std::string::npos);
+  EXPECT_NE(help.find("Exit codes:"), std::string::npos);
+  EXPECT_NE(help.find("--gpus"), std::string::npos);
+  ASSERT_EQ(std::system((kSim + " --help > " + out).c_str()), 0);
+  EXPECT_NE(fdk_adapter_test::read_all(out).find("fdk-convert"), std::string::npos);
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (-fsanitize=fuzzer,address,undefined)
+# and fuzzes each one for a while, starting from the committed corpora.
+#
+#   tests/fuzz/run.sh [SECONDS_PER_TARGET]        (default 20, or $FUZZ_SECONDS)
+#
+# Environment: CLANGXX (default clang++-14, else clang++), FUZZ_BUILD_DIR
+# (default <repo>/build-fuzz), FUZZ_TARGETS (default "rtk_xml scan_ini tiff").
+# Needs clang with compiler-rt (Debian: clang-14 libclang-rt-14-dev) and, for
+# the TIFF target, libtiff-dev (skipped with a note when its header is
+# missing). New inputs go to $FUZZ_BUILD_DIR/corpus-<target>; the committed
+# corpora under tests/fuzz/corpus are only read. Exits non-zero when a target
+# crashes, leaks, trips a sanitizer or fails to build; the reproducer is in
+# $FUZZ_BUILD_DIR/artifacts-<target>/.
+set -u -o pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+seconds=${1:-${FUZZ_SECONDS:-20}}
+cxx=${CLANGXX:-$(command -v clang++-14 || command -v clang++ || true)}
+out=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+targets=${FUZZ_TARGETS:-"rtk_xml scan_ini tiff"}
+
+if [ -z "$cxx" ]; then
+  echo "fuzz: no clang++ found (set CLANGXX)" >&2
+  exit 2
+fi
+mkdir -p "$out"
+flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer
+       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -I"$root/adapters/common/include" -I"$root/adapters/tiff/include"
+       -I"$root/capi/include")
+common=("$root/adapters/common/src/files.cpp" "$root/adapters/common/src/geometry_io.cpp")
+
+status=0
+for t in $targets; do
+  case $t in
+    rtk_xml|scan_ini) sources=("$root/tests/fuzz/fuzz_$t.cpp" "${common[@]}"); libs=() ;;
+    tiff)
+      if ! echo '#include <tiffio.h>' | "$cxx" -x c++ -fsyntax-only - 2>/dev/null; then
+        echo "fuzz: tiff: skipped (no libtiff headers)"
+        continue
+      fi
+      sources=("$root/tests/fuzz/fuzz_tiff.cpp" "$root/adapters/tiff/src/tiff_io.cpp"
+               "$root/adapters/common/src/volume_writer.cpp" "${common[@]}")
+      libs=(-ltiff) ;;
+    *) echo "fuzz: unknown target '$t'" >&2; status=2; continue ;;
+  esac
+  bin="$out/fuzz_$t"
+  echo "fuzz: building $bin"
+  if ! "$cxx" "${flags[@]}" "${sources[@]}" "${libs[@]}" -o "$bin"; then
+    echo "fuzz: $t: build FAILED" >&2
+    status=1
+    continue
+  fi
+  work="$out/corpus-$t"
+  artifacts="$out/artifacts-$t/"
+  mkdir -p "$work" "$artifacts"
+  echo "fuzz: running $t for ${seconds}s"
+  if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+       -print_final_stats=1 -artifact_prefix="$artifacts" \
+       "$work" "$root/tests/fuzz/corpus/$t" > "$out/fuzz_$t.log" 2>&1; then
+    echo "fuzz: $t FAILED; see $out/fuzz_$t.log and $artifacts" >&2
+    tail -40 "$out/fuzz_$t.log" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|cov:" "$out/fuzz_$t.log" | tail -2
+    echo "fuzz: $t ok"
+  fi
+done
+exit $status
