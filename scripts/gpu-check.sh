@@ -38,7 +38,7 @@ echo "built $commit"
 summary=()
 if [ $run_tests -eq 1 ]; then
   ctest --test-dir build-gpu -L gpu --output-on-failure -j4 >"$out/ctest-gpu.log" 2>&1
-  grep -E "^\[gpu\]|^\[accuracy\]" "$out/ctest-gpu.log" | sort -u | head -60
+  grep -E "^\[gpu\]|^\[accuracy\] (full_360|short_scan|offset_det) +brain" "$out/ctest-gpu.log" | sort -u | head -40
   grep -E "tests passed|FAILED|Failed|\(Failed\)" "$out/ctest-gpu.log" | head -20
   summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
 fi
@@ -48,7 +48,8 @@ if [ $run_bench -eq 1 ]; then
     extra=()
     name="$c"
     case "$c" in
-      c8) c=c; extra=(--budget-gpu 8GiB) ;;
+      c8) c=c; extra=(--budget-gpu 8GiB) ;;      # (c) within 8 GiB of GPU memory: streamed slabs
+      *16) c=${c%16}; extra=(--precision f16) ;;  # float16 storage
     esac
     [ "$c" = c ] && extra+=(--pool 64)
     ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats 3 --commit "$commit" \

@@ -168,7 +168,7 @@ class CudaBackend final : public Backend {
       scratch_.resize(pitch_ * rows_);
       target = scratch_.get();
     }
-    filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered);
+    filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered, pool_);
   }
 
   void view_stored(const ScanModel& model, int view) override {
@@ -530,7 +530,9 @@ class CudaBackend final : public Backend {
   int device_;
   DeviceScope scope_;  // our device is current while members are built and released
   ThreadPool pool_;
-  Stream filter_stream_, bp_stream_;
+  // Filtering runs ahead of backprojection launches that are long (a batch
+  // over the whole resident volume), so a push never waits for one.
+  Stream filter_stream_{+1}, bp_stream_{-1};
   GpuFilter filter_;
   TexelFormat format_;
   size_t tex_align_ = 32;

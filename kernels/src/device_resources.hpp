@@ -123,7 +123,13 @@ class PinnedBuffer {
 
 class Stream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  // priority: +1 the device's highest, -1 its lowest, 0 the default.
+  explicit Stream(int priority = 0) {
+    int least = 0, greatest = 0;
+    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    const int p = priority > 0 ? greatest : priority < 0 ? least : 0;
+    check(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, p), "cudaStreamCreate");
+  }
   ~Stream() { cudaStreamDestroy(s_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;

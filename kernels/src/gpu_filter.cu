@@ -1,5 +1,7 @@
 #include "gpu_filter.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "fdk/core/ramp_filter.hpp"
@@ -73,7 +75,7 @@ GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stre
 }
 
 void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
-                    float* device_out, size_t device_pitch, float* host_out) {
+                    float* device_out, size_t device_pitch, float* host_out, ThreadPool& pool) {
   const int width = model.detector.size[0], rows = model.detector.size[1];
   const int in_width = model.input_detector.size[0];
   // The per-column weights are the CPU's own (one code for both backends).
@@ -90,9 +92,19 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
         "cudaMemcpyAsync (column weights)");
   check(cudaMemcpyAsync(column_u2_.get(), cols + width, width * sizeof(float), cudaMemcpyHostToDevice, stream_),
         "cudaMemcpyAsync (column u2)");
-  check(cudaMemcpy2DAsync(raw_.get(), in_width * sizeof(float), pixels, pitch_bytes, in_width * sizeof(float), rows,
-                          cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpy2DAsync (projection upload)");
+  // Caller memory is pageable: copy it into pinned staging on CPU threads,
+  // then upload at DMA speed.
+  const size_t in_row = static_cast<size_t>(in_width);
+  staging_in_.resize(in_row * rows);
+  const int chunks = std::min(rows, 2 * pool.size());
+  pool.parallel_for(chunks, [&](int c, int) {
+    for (int j = rows * c / chunks; j < rows * (c + 1) / chunks; ++j)
+      std::memcpy(staging_in_.get() + in_row * j, reinterpret_cast<const char*>(pixels) + pitch_bytes * j,
+                  in_row * sizeof(float));
+  });
+  check(cudaMemcpyAsync(raw_.get(), staging_in_.get(), in_row * rows * sizeof(float), cudaMemcpyHostToDevice,
+                        stream_),
+        "cudaMemcpyAsync (projection upload)");
   WeightParams p{};
   p.in_width = in_width;
   p.width = width;
@@ -119,10 +131,16 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
   check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), padded_.get() + pad_, n_ * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpy2DAsync (filtered)");
-  check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
+  const size_t out_count = static_cast<size_t>(width) * rows;
+  staging_out_.resize(out_count);
+  check(cudaMemcpy2DAsync(staging_out_.get(), width * sizeof(float), device_out, device_pitch * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
         "cudaMemcpy2DAsync (filtered download)");
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
+  pool.parallel_for(chunks, [&](int c, int) {
+    const size_t a = out_count * c / chunks, b = out_count * (c + 1) / chunks;
+    std::memcpy(host_out + a, staging_out_.get() + a, (b - a) * sizeof(float));
+  });
 }
 
 }  // namespace fdk::cuda

@@ -3,6 +3,7 @@
 #pragma once
 #include "device_resources.hpp"
 #include "fdk/core/backend.hpp"
+#include "fdk/core/thread_pool.hpp"
 
 namespace fdk::cuda {
 
@@ -14,8 +15,9 @@ class GpuFilter {
   // result (detector.size[1] rows of detector.size[0] floats, rows
   // `device_pitch` floats apart) in `device_out`, and a contiguous copy in
   // `host_out`. Returns once host_out is written.
+  // Host copies into and out of pinned staging are spread over `pool`.
   void run(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
-           float* device_out, size_t device_pitch, float* host_out);
+           float* device_out, size_t device_pitch, float* host_out, ThreadPool& pool);
 
  private:
   cudaStream_t stream_;
@@ -23,6 +25,7 @@ class GpuFilter {
   DeviceBuffer<float> raw_, padded_, response_, column_weight_, column_u2_;
   DeviceBuffer<cufftComplex> spectrum_;
   PinnedBuffer<float> host_columns_;
+  PinnedBuffer<float> staging_in_, staging_out_;  // pinned: DMA at full speed
   FftPlan forward_, inverse_;
 };
 

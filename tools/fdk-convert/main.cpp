@@ -621,6 +621,10 @@ int run(const Options& o) {
   }
   fdk_scan scan;
   if (have_xml) {
+    if (desc.views && *desc.views != static_cast<int>(xml_views.size())) {
+      usage_error("views = " + std::to_string(*desc.views) + " contradicts the geometry file's " +
+                  std::to_string(xml_views.size()) + " views");
+    }
     if (static_cast<int>(xml_views.size()) != count) {
       throw Failure{kExitInput, "the geometry file describes " + std::to_string(xml_views.size()) +
                                     " views but '" + o.projections + "' holds " +
@@ -771,7 +775,7 @@ int run(const Options& o) {
   {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const int workers = o.read_threads > 0 ? o.read_threads : static_cast<int>(std::min(4u, hw));
-    OrderedReader reader(folder, workers, 2 * workers + 1);
+    OrderedReader reader(folder, workers, workers + 2);  // frames in flight: workers + 2
     progress.stage("projections", "views", count);
     const size_t pitch = static_cast<size_t>(detector.size[0]) * sizeof(float);
     for (int i = 0; i < count; ++i) {
