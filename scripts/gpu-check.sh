@@ -41,6 +41,11 @@ if [ $run_tests -eq 1 ]; then
   grep -E "^\[gpu\]|^\[accuracy\] (full_360|short_scan|offset_det) +brain" "$out/ctest-gpu.log" | sort -u | head -40
   grep -E "tests passed|FAILED|Failed|\(Failed\)" "$out/ctest-gpu.log" | head -20
   summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
+  # ctest hides a passing test's output: the agreement figures, from the binaries.
+  ./build-gpu/tests/gpu/test_cuda_backend 2>&1 | grep -E "^\[gpu\]" | tee "$out/gpu-figures.txt"
+  FDK_TEST_BACKEND=cuda ./build-gpu/tests/accuracy/test_phantom_accuracy \
+    --gtest_filter='*FullScan*:*ShortScan*:*OffsetDetector*:*Missing*' 2>&1 |
+    grep -E "^\[accuracy\].*(brain|dark|bright|air)" | tee -a "$out/gpu-figures.txt"
 fi
 
 if [ $run_bench -eq 1 ]; then

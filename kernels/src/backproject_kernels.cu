@@ -49,6 +49,14 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) generic_kernel(const __grid_
 // projects in view 0: four base-view lookups (one per orbit voxel e) give, in
 // their four channels, the sixteen (voxel, view) pairs: channel c of lookup e
 // belongs to voxel p_(e+c).
+// 2^e of the packing: max |x| / 2^e in [0.5, 1).
+__device__ __forceinline__ int pack_exponent(unsigned max_bits) {
+  int e = 0;
+  frexpf(__uint_as_float(max_bits), &e);
+  return e;
+}
+
+template <bool Split>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_constant__ QuadBatch b, float* slab,
                                                                 const unsigned char* mask) {
   const SlabGeometry& g = b.g;
@@ -77,6 +85,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   const float ybase = static_cast<float>(g.y0 + t0);
   for (int q = 0; q < b.count; ++q) {
     const float* m = b.view[q].m;
+    const float unscale = ldexpf(1.0f, pack_exponent(b.quad_max[q]));
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float x = static_cast<float>(xs[e]), z = static_cast<float>(zs[e]);
@@ -87,13 +96,20 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
       if (!(u >= 0.0f && u <= g.columns - 1)) continue;
       const float v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
       const float dv = m[5] * inv;
-      const float wt = b.view[q].weight * inv * inv;
+      const float wt = b.view[q].weight * unscale * inv * inv;
       const float tu = u + 0.5f, tv = v0 - b.view[q].row_offset + 0.5f;
 #pragma unroll
       for (int t = 0; t < kPlanesPerThread; ++t) {
         const float v = v0 + dv * t;
         if (!(v >= 0.0f && v <= g.rows - 1)) continue;
-        const float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
+        float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
+        if (Split) {
+          const float4 r = tex2D<float4>(b.tex_lo[q], tu, tv + dv * t);
+          f.x += r.x;
+          f.y += r.y;
+          f.z += r.z;
+          f.w += r.w;
+        }
         acc[e][t] += wt * f.x;
         acc[(e + 1) & 3][t] += wt * f.y;
         acc[(e + 2) & 3][t] += wt * f.z;
@@ -110,32 +126,47 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   }
 }
 
-template <class Texel>
-__device__ Texel make_texel(float a, float b, float c, float d);
-template <>
-__device__ float4 make_texel<float4>(float a, float b, float c, float d) {
-  return make_float4(a, b, c, d);
-}
-template <>
-__device__ ushort4 make_texel<ushort4>(float a, float b, float c, float d) {
-  return make_ushort4(__half_as_ushort(__float2half_rn(a)), __half_as_ushort(__float2half_rn(b)),
-                      __half_as_ushort(__float2half_rn(c)), __half_as_ushort(__float2half_rn(d)));
-}
-
 struct PackArgs {
   const float* src[4];
   size_t src_pitch;
   float scale[4];
 };
 
-template <class Texel>
-__global__ void pack_kernel(PackArgs a, Texel* dst, size_t pitch, int columns, int rows) {
+__global__ void quad_max_kernel(PackArgs a, int columns, int rows, unsigned* quad_max) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int r = blockIdx.y;
+  float m = 0.0f;
+  if (c < columns && r < rows) {
+    const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
+  }
+  // Non-negative floats order like their bit patterns.
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
+  if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(quad_max, __float_as_uint(m));
+}
+
+__device__ __forceinline__ unsigned short half_bits(float x) { return __half_as_ushort(__float2half_rn(x)); }
+
+__global__ void pack_half_kernel(PackArgs a, const unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch,
+                                 int columns, int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
   if (c >= columns || r >= rows) return;
+  const float to_unit = ldexpf(1.0f, -pack_exponent(*quad_max));
   const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
-  dst[static_cast<size_t>(r) * pitch + c] = make_texel<Texel>(a.scale[0] * a.src[0][s], a.scale[1] * a.src[1][s],
-                                                              a.scale[2] * a.src[2][s], a.scale[3] * a.src[3][s]);
+  float x[4];
+  unsigned short h[4], l[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    x[k] = a.scale[k] * a.src[k][s] * to_unit;
+    const __half top = __float2half_rn(x[k]);
+    h[k] = __half_as_ushort(top);
+    l[k] = half_bits(x[k] - __half2float(top));
+  }
+  const size_t d = static_cast<size_t>(r) * pitch + c;
+  hi[d] = make_ushort4(h[0], h[1], h[2], h[3]);
+  if (lo) lo[d] = make_ushort4(l[0], l[1], l[2], l[3]);
 }
 
 __global__ void fov_kernel(const double* matrices, const double* principal_cols, int count, int nx, int nz,
@@ -180,27 +211,27 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
   const dim3 block(kBlockX, kBlockZ);
   const dim3 grid((half + kBlockX - 1) / kBlockX, (half + kBlockZ - 1) / kBlockZ,
                   (batch.g.planes + kPlanesPerThread - 1) / kPlanesPerThread);
-  quad_kernel<<<grid, block, 0, stream>>>(batch, slab, mask);
+  if (batch.split)
+    quad_kernel<true><<<grid, block, 0, stream>>>(batch, slab, mask);
+  else
+    quad_kernel<false><<<grid, block, 0, stream>>>(batch, slab, mask);
   check_launch("backprojection (symmetric quads)");
 }
 
-template <class Texel>
-void launch_pack(const float* const src[4], size_t src_pitch, const float scale[4], Texel* dst, size_t pitch,
-                 int columns, int rows, cudaStream_t stream) {
+void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
+                      ushort4* hi, ushort4* lo, size_t pitch, int columns, int rows, cudaStream_t stream) {
   PackArgs a;
   a.src_pitch = src_pitch;
   for (int c = 0; c < 4; ++c) {
     a.src[c] = src[c];
     a.scale[c] = scale[c];
   }
-  pack_kernel<Texel><<<dim3((columns + 127) / 128, rows), 128, 0, stream>>>(a, dst, pitch, columns, rows);
-  check_launch("pack_kernel");
+  const dim3 grid((columns + 127) / 128, rows);
+  quad_max_kernel<<<grid, 128, 0, stream>>>(a, columns, rows, quad_max);
+  check_launch("quad_max_kernel");
+  pack_half_kernel<<<grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
+  check_launch("pack_half_kernel");
 }
-
-template void launch_pack<float4>(const float* const[4], size_t, const float[4], float4*, size_t, int, int,
-                                  cudaStream_t);
-template void launch_pack<ushort4>(const float* const[4], size_t, const float[4], ushort4*, size_t, int, int,
-                                   cudaStream_t);
 
 void launch_field_of_view(const double* matrices, const double* principal_cols, int count, int nx, int nz,
                           int columns, bool mirror, unsigned char* mask, cudaStream_t stream) {

@@ -31,7 +31,10 @@ struct QuadBatch {
   SlabGeometry g;
   int count;
   ViewTerms view[kMaxBatchQuads];  // of the quad's first view
-  cudaTextureObject_t tex[kMaxBatchQuads];
+  cudaTextureObject_t tex[kMaxBatchQuads];     // half4: the high part
+  cudaTextureObject_t tex_lo[kMaxBatchQuads];  // half4: the rest (when split)
+  const unsigned* quad_max;  // per quad: bits of max |value| (the texels' scale)
+  int split;                 // 1: value = hi + lo (float32 storage); 0: hi only
 };
 
 // Voxels per thread along y.
@@ -45,10 +48,14 @@ void launch_generic(const GenericBatch& batch, float* slab, const unsigned char*
 void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
 
 // Packs four filtered projections (rows x columns each, the same window),
-// scaled by their angular weights, into one four-channel texture.
-template <class Texel>
-void launch_pack(const float* const src[4], size_t src_pitch, const float scale[4], Texel* dst,
-                 size_t dst_pitch_texels, int columns, int rows, cudaStream_t stream);
+// scaled by their angular weights, into four-channel half-precision texels:
+// hi = half(x * 2^-e), and when `lo` is not null lo = half(x * 2^-e - hi),
+// so hi + lo keeps about 22 bits; 2^e is set by the largest |x| of the quad
+// (found first into *quad_max, which must start at 0), so no data range
+// underflows or overflows half precision.
+void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
+                      ushort4* hi, ushort4* lo, size_t dst_pitch_texels, int columns, int rows,
+                      cudaStream_t stream);
 
 // mask[z * nx + x] &= every listed view sees the column (double precision,
 // the same test as the CPU's field_of_view_rows).

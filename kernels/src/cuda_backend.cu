@@ -11,6 +11,7 @@
 #include <chrono>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -48,22 +49,27 @@ void fill_terms(ViewTerms& t, const IndexMatrix& m, float weight, int row_offset
   t.row_offset = static_cast<float>(row_offset);
 }
 
-// Texel format of the packed quads: the store's precision.
+// Packed quads are half-precision texels (8 bytes: the texture unit filters
+// them at several times the rate of float4). float32 storage keeps a second
+// texture with the rounding remainder, so hi + lo carries ~22 bits;
+// float16 storage needs only the first.
 struct TexelFormat {
-  size_t bytes;
+  bool split;
   cudaChannelFormatDesc desc;
 };
 
 TexelFormat texel_format(fdk_precision p) {
-  if (p == FDK_PRECISION_FLOAT16) return {8, cudaCreateChannelDescHalf4()};
-  return {16, cudaCreateChannelDesc<float4>()};
+  return {p != FDK_PRECISION_FLOAT16, cudaCreateChannelDescHalf4()};
 }
+
+constexpr size_t kTexelBytes = 8;
 
 // A set of buffers one launch uses; two sets alternate so the host prepares
 // one while the GPU works on the other.
 struct BatchSet {
-  std::vector<DeviceBuffer<unsigned char>> quad_memory;
-  std::vector<TextureObject> quad_tex;
+  std::vector<DeviceBuffer<unsigned char>> quad_memory, quad_memory_lo;
+  std::vector<TextureObject> quad_tex, quad_tex_lo;
+  DeviceBuffer<unsigned> quad_max;  // per slot, for the packing scale
   DeviceBuffer<float> windows;            // streaming: kStreamViews row windows
   std::vector<TextureObject> window_tex;  // streaming: one per window
   PinnedBuffer<float> staging;            // streaming: decompressed windows
@@ -94,7 +100,7 @@ class CudaBackend final : public Backend {
     pitch_ = round_up(static_cast<size_t>(columns_), tex_align_ / sizeof(float));
     base_align_ = std::max<size_t>(prop.textureAlignment, 256) / sizeof(float);
     view_stride_ = round_up(pitch_ * rows_, base_align_);
-    quad_pitch_ = round_up(static_cast<size_t>(columns_) * format_.bytes, tex_align_);
+    quad_pitch_ = round_up(static_cast<size_t>(columns_) * kTexelBytes, tex_align_);
     quads_ = find_symmetric_quads(model.views, model.matrices, model.volume);
     quad_of_view_.assign(model.views.size(), -1);
     for (size_t q = 0; q < quads_.size(); ++q)
@@ -105,8 +111,9 @@ class CudaBackend final : public Backend {
     const uint64_t volume = plane * static_cast<uint64_t>(model.volume.size[1]);
     const uint64_t projections = 4ull * view_stride_ * model.views.size();
     const uint64_t fixed = filter_bytes(model) + 2 * model.plane_floats();
-    const uint64_t resident_sets = 2ull * kResidentQuads * quad_pitch_ * rows_;
+    const uint64_t resident_sets = 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
     resident_ = volume + projections + resident_sets + fixed <= budget_;
+    const double quad_row_bytes = static_cast<double>(quad_pitch_) * (format_.split ? 2 : 1);
     if (resident_) {
       volume_.resize(model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
@@ -123,8 +130,8 @@ class CudaBackend final : public Backend {
       const auto span = rows_for_slab(model.matrices.front(), model.volume, rows_, 0, model.volume.size[1]);
       rows_per_plane_ = std::max(0.0, static_cast<double>(span[1] - span[0] + 1)) / model.volume.size[1] * 1.25 + 0.01;
       const double per_plane = static_cast<double>(plane) +
-                               2.0 * rows_per_plane_ * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_pitch_);
-      const double per_set_fixed = 2.0 * 8 * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_pitch_);
+                               2.0 * rows_per_plane_ * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_row_bytes);
+      const double per_set_fixed = 2.0 * 8 * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_row_bytes);
       const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed;
       max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
     }
@@ -235,9 +242,7 @@ class CudaBackend final : public Backend {
     const size_t plane = model.plane_floats();
     if (resident_) {
       const auto start = std::chrono::steady_clock::now();
-      check(cudaMemcpy(out, volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0) * sizeof(float),
-                       cudaMemcpyDeviceToHost),
-            "cudaMemcpy (slab download)");
+      download(volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0), out);
       download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return;
     }
@@ -264,10 +269,16 @@ class CudaBackend final : public Backend {
     for (BatchSet& set : sets_) {
       set.quad_memory.resize(static_cast<size_t>(quads));
       set.quad_tex.resize(static_cast<size_t>(quads));
-      for (int q = 0; q < quads; ++q) {
-        set.quad_memory[static_cast<size_t>(q)].resize(quad_pitch_ * rows);
-        set.quad_tex[static_cast<size_t>(q)].make_pitch2d(set.quad_memory[static_cast<size_t>(q)].get(), format_.desc,
-                                                          columns_, rows, quad_pitch_);
+      set.quad_memory_lo.resize(format_.split ? static_cast<size_t>(quads) : 0);
+      set.quad_tex_lo.resize(format_.split ? static_cast<size_t>(quads) : 0);
+      set.quad_max.resize(static_cast<size_t>(quads));
+      for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
+        set.quad_memory[q].resize(quad_pitch_ * rows);
+        set.quad_tex[q].make_pitch2d(set.quad_memory[q].get(), format_.desc, columns_, rows, quad_pitch_);
+        if (format_.split) {
+          set.quad_memory_lo[q].resize(quad_pitch_ * rows);
+          set.quad_tex_lo[q].make_pitch2d(set.quad_memory_lo[q].get(), format_.desc, columns_, rows, quad_pitch_);
+        }
       }
       if (streaming) {
         window_stride_ = round_up(pitch_ * rows, base_align_);
@@ -328,18 +339,24 @@ class CudaBackend final : public Backend {
     return set;
   }
 
-  template <class Texel>
-  void pack(const ScanModel&, const float* const src[4], const float scale[4], BatchSet& set, int slot, int rows) {
-    launch_pack<Texel>(src, pitch_, scale, reinterpret_cast<Texel*>(set.quad_memory[static_cast<size_t>(slot)].get()),
-                       quad_pitch_ / sizeof(Texel), columns_, rows, bp_stream_.get());
+  void pack_quad(const ScanModel&, const float* const src[4], const float scale[4], BatchSet& set, int slot,
+                 int rows) {
+    const size_t q = static_cast<size_t>(slot);
+    launch_pack_half(src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.quad_memory[q].get()),
+                     format_.split ? reinterpret_cast<ushort4*>(set.quad_memory_lo[q].get()) : nullptr,
+                     quad_pitch_ / kTexelBytes, columns_, rows, bp_stream_.get());
   }
 
-  void pack_quad(const ScanModel& model, const float* const src[4], const float scale[4], BatchSet& set, int slot,
-                 int rows) {
-    if (format_.bytes == 8)
-      pack<ushort4>(model, src, scale, set, slot, rows);
-    else
-      pack<float4>(model, src, scale, set, slot, rows);
+  // The launch fields every quad batch shares.
+  void prepare_quads(QuadBatch& batch, BatchSet& set) {
+    batch.quad_max = set.quad_max.get();
+    batch.split = format_.split ? 1 : 0;
+    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), bp_stream_.get()), "cudaMemsetAsync (quad max)");
+  }
+
+  void set_quad_textures(QuadBatch& batch, const BatchSet& set, int slot) {
+    batch.tex[slot] = set.quad_tex[static_cast<size_t>(slot)].get();
+    batch.tex_lo[slot] = format_.split ? set.quad_tex_lo[static_cast<size_t>(slot)].get() : 0;
   }
 
   // Resident: backproject the complete quads queued so far into the volume.
@@ -349,6 +366,7 @@ class CudaBackend final : public Backend {
     QuadBatch batch{};
     batch.g = slab_geometry(model, 0, model.volume.size[1]);
     batch.count = static_cast<int>(pending_quads_.size());
+    prepare_quads(batch, set);
     for (int s = 0; s < batch.count; ++s) {
       const auto& quad = quads_[static_cast<size_t>(pending_quads_[static_cast<size_t>(s)])];
       const float* src[4];
@@ -360,7 +378,7 @@ class CudaBackend final : public Backend {
       pack_quad(model, src, scale, set, s, rows_);
       const double sid = model.views[static_cast<size_t>(quad[0])].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
-      batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+      set_quad_textures(batch, set, s);
     }
     clock_.begin(bp_stream_.get());
     launch_quads(batch, volume_.get(), mask_.get(), bp_stream_.get());
@@ -396,6 +414,34 @@ class CudaBackend final : public Backend {
     launch_generic(batch, volume_.get(), mask_.get(), bp_stream_.get());
     clock_.end(bp_stream_.get());
     pending_views_.clear();
+  }
+
+  // Device to caller memory (pageable): DMA into one pinned bounce buffer
+  // while CPU threads copy the previous chunk out of the other.
+  void download(const float* src, size_t count, float* out) {
+    constexpr size_t kChunk = size_t{16} << 20;  // floats: 64 MiB
+    for (auto& b : bounce_) b.resize(kChunk);
+    const size_t chunks = (count + kChunk - 1) / kChunk;
+    for (size_t c = 0; c <= chunks; ++c) {
+      if (c < chunks) {
+        const size_t n = std::min(kChunk, count - c * kChunk);
+        check(cudaMemcpyAsync(bounce_[c & 1].get(), src + c * kChunk, n * sizeof(float), cudaMemcpyDeviceToHost,
+                              bp_stream_.get()),
+              "cudaMemcpyAsync (slab download)");
+        bounce_done_[c & 1].record(bp_stream_.get());
+      }
+      if (c > 0) {
+        const size_t p = c - 1, n = std::min(kChunk, count - p * kChunk);
+        bounce_done_[p & 1].synchronize();
+        const float* from = bounce_[p & 1].get();
+        float* to = out + p * kChunk;
+        const int tasks = pool_.size();
+        pool_.parallel_for(tasks, [&](int t, int) {
+          const size_t a = n * t / tasks, b = n * (t + 1) / tasks;
+          std::memcpy(to + a, from + a, (b - a) * sizeof(float));
+        });
+      }
+    }
   }
 
   // Streaming: one slab from the compressed store.
@@ -438,9 +484,7 @@ class CudaBackend final : public Backend {
       run_stream_batch(model, items, first, last, first < quad_items, y0, planes, rows);
       first = last;
     }
-    check(cudaMemcpyAsync(out, slab_.get(), model.plane_floats() * planes * sizeof(float), cudaMemcpyDeviceToHost,
-                          bp_stream_.get()),
-          "cudaMemcpyAsync (slab download)");
+    download(slab_.get(), model.plane_floats() * planes, out);
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (slab)");
     clock_.collect();
   }
@@ -489,6 +533,7 @@ class CudaBackend final : public Backend {
       QuadBatch batch{};
       batch.g = g;
       batch.count = count;
+      prepare_quads(batch, set);
       for (int s = 0; s < count; ++s) {
         const auto& quad = items[first + static_cast<size_t>(s)];
         const float* src[4];
@@ -501,7 +546,7 @@ class CudaBackend final : public Backend {
         pack_quad(model, src, scale, set, s, w[1] - w[0] + 1);
         const double sid = model.views[static_cast<size_t>(quad[0])].sid;
         fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), w[0]);
-        batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+        set_quad_textures(batch, set, s);
       }
       clock_.begin(bp_stream_.get());
       launch_quads(batch, slab_.get(), mask_.get(), bp_stream_.get());
@@ -560,6 +605,8 @@ class CudaBackend final : public Backend {
   std::vector<TextureObject> view_tex_;
   std::array<BatchSet, 2> sets_;
   KernelClock clock_;
+  std::array<PinnedBuffer<float>, 2> bounce_;
+  std::array<Event, 2> bounce_done_;
   double upload_seconds_ = 0, download_seconds_ = 0;
   int next_set_ = 0;
   int set_rows_ = 0;
