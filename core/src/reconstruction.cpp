@@ -41,7 +41,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   backend_ = make_backend(model_, settings_);
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
   plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
-                     backend_->max_slab_planes(model_),
+                     backend_->max_slab_planes(model_), backend_->preferred_slab_bytes(model_),
                      [&](int planes) { return backend_->host_work_bytes(model_, planes); });
   slab_done_.assign(plan_.slabs.size(), 0);
 }
@@ -150,18 +150,23 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
     mark_done(slab);
     return;
   }
-  SlabCache::Slab data = cache_.find(slab);
-  if (!data) {
-    auto computed = std::make_shared<std::vector<float>>(bytes / 4);
-    backend_->backproject(model_, range[0], range[1], computed->data());
-    // What the store leaves of the budget, beyond the reserve, may cache more slabs.
+  if (SlabCache::Slab data = cache_.find(slab)) {
+    std::memcpy(buffer, data->data(), bytes);
+    return;
+  }
+  // Computed straight into the caller's buffer; a copy is kept only where
+  // recomputing costs more than copying (the backend says), and only in
+  // what the store leaves of the budget beyond the reserve.
+  backend_->backproject(model_, range[0], range[1], buffer);
+  if (backend_->caches_slabs()) {
     const uint64_t used = store_->stored_bytes() + plan_.reserve_bytes;
     const uint64_t spare = settings_.host_budget > used ? settings_.host_budget - used : 0;
-    data = computed;
-    cache_.insert(slab, std::move(computed), spare + bytes);
-    mark_done(slab);
+    if (spare >= bytes) {
+      auto copy = std::make_shared<std::vector<float>>(buffer, buffer + bytes / 4);
+      cache_.insert(slab, std::move(copy), spare);
+    }
   }
-  std::memcpy(buffer, data->data(), bytes);
+  mark_done(slab);
 }
 
 void Reconstruction::mark_done(int slab) {

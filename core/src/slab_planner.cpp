@@ -8,8 +8,6 @@
 namespace fdk {
 namespace {
 
-constexpr uint64_t kMaxSlabBytes = 256ull << 20;
-
 std::string mib(uint64_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
 }
@@ -17,7 +15,7 @@ std::string mib(uint64_t bytes) {
 }  // namespace
 
 SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
-                    int requested_thickness, int max_thickness,
+                    int requested_thickness, int max_thickness, uint64_t preferred_bytes,
                     const std::function<uint64_t(int)>& work_bytes) {
   if (max_thickness < 1)
     fail(FDK_ERROR_BUDGET, "the GPU memory budget does not hold even one volume plane");
@@ -42,7 +40,7 @@ SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget
     thickness = 1;
     while (thickness < std::min(planes_total, max_thickness)) {
       const int next = std::min({planes_total, max_thickness, thickness * 2});
-      if (plane_bytes * static_cast<uint64_t>(next) > kMaxSlabBytes || reserve(next) > host_budget / 2)
+      if (plane_bytes * static_cast<uint64_t>(next) > preferred_bytes || reserve(next) > host_budget / 2)
         break;
       thickness = next;
     }

@@ -155,6 +155,12 @@ class CudaBackend final : public Backend {
     t.download_seconds += download_seconds_;
   }
   bool keeps_volume() const override { return resident_; }
+  bool caches_slabs() const override { return false; }
+
+  uint64_t preferred_slab_bytes(const ScanModel& model) const override {
+    // Streaming: as thick as the GPU allows (each slab re-reads its windows).
+    return resident_ ? Backend::preferred_slab_bytes(model) : UINT64_MAX;
+  }
 
   int max_slab_planes(const ScanModel& model) const override {
     return resident_ ? model.volume.size[1] : max_planes_;
@@ -484,7 +490,9 @@ class CudaBackend final : public Backend {
       run_stream_batch(model, items, first, last, first < quad_items, y0, planes, rows);
       first = last;
     }
-    download(slab_.get(), model.plane_floats() * planes, out);
+    const auto start = std::chrono::steady_clock::now();
+    download(slab_.get(), model.plane_floats() * planes, out);  // waits for the kernels first
+    download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (slab)");
     clock_.collect();
   }

@@ -65,11 +65,18 @@ class Backend {
   // Bytes of host working memory a slab of `planes` planes needs beyond the
   // slab itself (for the planner's budget check).
   virtual uint64_t host_work_bytes(const ScanModel& model, int planes) const = 0;
+  // True when a computed slab is worth a host copy for later reads: the CPU
+  // recomputes slowly; a GPU recomputes faster than the copy costs.
+  virtual bool caches_slabs() const { return true; }
   // True when the backend holds the whole volume itself (on a GPU): reads
   // then copy from it directly and the host slab cache is not used.
   virtual bool keeps_volume() const { return false; }
   // Adds the backend's own measurements (backprojection, upload, download).
   virtual void add_timings(fdk_timings& t) const {}
+  // The largest slab worth making when the budgets allow: the CPU keeps
+  // slabs small for cache and host memory; a GPU streaming from the store
+  // wants them thick, since every slab re-reads its row windows.
+  virtual uint64_t preferred_slab_bytes(const ScanModel& model) const { return uint64_t{256} << 20; }
   // The thickest slab the backend can compute at once (device memory).
   virtual int max_slab_planes(const ScanModel& model) const { return model.volume.size[1]; }
 };

@@ -18,13 +18,14 @@ struct SlabPlan {
 // many planes, the slab itself excluded. A slab needs work_bytes(T) plus T
 // planes for its result; the rest of the budget is for the compressed store
 // and for caching further slabs. With requested_thickness 0 the thickness is
-// the largest that keeps a slab at most 256 MiB and its reserve within half
-// the budget, then evened out over the slabs. Throws fdk::Error
+// the largest that keeps a slab within preferred_bytes and its reserve
+// within half the budget, then evened out over the slabs. Throws fdk::Error
 // (FDK_ERROR_BUDGET) when not even one plane fits.
 // `max_thickness` caps the slab (the backend's device memory); a requested
-// thickness above it is an error.
+// thickness above it is an error. Automatic slabs stay within
+// `preferred_bytes` (the backend's wish).
 SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
-                    int requested_thickness, int max_thickness,
+                    int requested_thickness, int max_thickness, uint64_t preferred_bytes,
                     const std::function<uint64_t(int)>& work_bytes);
 
 }  // namespace fdk
