@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The sample job: installs what is missing, builds fdk (with the CUDA backend
-# when nvcc is found) and reconstructs a simulated Shepp-Logan scan into
-# out/sample/volume.mha and out/sample/preview.png.
-# Extra arguments go to fdk-sample (e.g. --size 256 --views 360).
+# The main job: installs what is missing, builds fdk (with the CUDA backend
+# when nvcc is found), simulates a scanner (Shepp-Logan phantom, raw frames
+# with dark and flat fields, as a TIFF folder) and reconstructs it with
+# fdk-convert into TIFF slices plus a preview image, on the GPU when one is
+# usable, else the CPU:
+#   out/scan/      projections, dark, flat, scan.ini (the simulated scanner)
+#   out/sample/    slice_NNNN.tif (one per axial plane), preview.png
+# Without libtiff it reconstructs the same phantom into out/sample/volume.mha
+# and out/sample/preview.png instead. Extra arguments go to fdk-convert.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,5 +23,16 @@ if [ -n "$nvcc_path" ]; then
 fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}"
-cmake --build build --target fdk-sample --parallel "${FDK_JOBS:-$(nproc)}"
-build/tools/fdk-sample/fdk-sample --out out/sample "$@"
+jobs="${FDK_JOBS:-$(nproc)}"
+if grep -q "FDK_WITH_TIFF:BOOL=ON" build/CMakeCache.txt; then
+  cmake --build build --target fdk-scan-sim fdk-convert --parallel "$jobs"
+  rm -rf out/scan out/sample
+  build/tools/fdk-scan-sim/fdk-scan-sim out/scan --views 360 --detector 256
+  build/tools/fdk-convert/fdk-convert out/scan/projections out/sample \
+    --dark out/scan/dark --flat out/scan/flat --geometry out/scan/scan.ini "$@"
+  echo "slices: out/sample/slice_*.tif ($(ls out/sample/slice_*.tif | wc -l) files), preview: out/sample/preview.png"
+else
+  echo "fdk was built without libtiff: writing a MetaImage instead of TIFF slices"
+  cmake --build build --target fdk-sample --parallel "$jobs"
+  build/tools/fdk-sample/fdk-sample --out out/sample
+fi
