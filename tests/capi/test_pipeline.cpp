@@ -133,12 +133,7 @@ TEST(Pipeline, GeometryAsViewsOrMatricesEqualsUniform) {
     scan.config.scan.uniform.in_plane_angle_deg = tilt / 2;
     scan.config.scan.uniform.source_offset_x = 1.5;
     scan.config.scan.uniform.projection_offset_y = -2.0;
-    scan = [&] {  // re-project with the modified geometry
-      SmallScan s = scan;
-      const auto phantom = fdk::phantom::shepp_logan_3d(25.0);
-      for (int v = 0; v < s.views(); ++v) fdk::phantom::project(phantom, s.config, v, s.projections[static_cast<size_t>(v)].data());
-      return s;
-    }();
+    scan.reproject();
     const auto uniform = reconstruct(scan.config, scan);
 
     std::vector<fdk_view> views(static_cast<size_t>(scan.views()));

@@ -31,12 +31,14 @@ struct SmallScan {
     config.scan.uniform.sdd = 750;
     config.backend = FDK_BACKEND_CPU;
     config.num_threads = 2;
+    projections.assign(static_cast<size_t>(views), std::vector<float>(static_cast<size_t>(det) * det));
+    reproject();
+  }
+
+  // Recomputes the projections after the geometry in `config` changed.
+  void reproject() {
     const auto phantom = fdk::phantom::shepp_logan_3d(25.0);
-    projections.resize(static_cast<size_t>(views));
-    for (int v = 0; v < views; ++v) {
-      projections[static_cast<size_t>(v)].resize(static_cast<size_t>(det) * det);
-      fdk::phantom::project(phantom, config, v, projections[static_cast<size_t>(v)].data());
-    }
+    for (int v = 0; v < views(); ++v) fdk::phantom::project(phantom, config, v, projections[static_cast<size_t>(v)].data());
   }
 
   int views() const { return config.scan.num_views; }

@@ -737,7 +737,7 @@ int run(const Options& o) {
   }
   {  // Can we create files there at all?
     ad::OutputFile probe(ad::join_path(o.output, ".fdk-convert-probe"));
-    probe.abort();
+    probe.discard();
   }
   std::unique_ptr<ad::VolumeWriter> writer;
   if (o.format == "tiff") {

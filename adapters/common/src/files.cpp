@@ -231,7 +231,7 @@ OutputFile::OutputFile(std::string final_path, WriteFaultInjection* fault)
   }
 }
 
-OutputFile::~OutputFile() { abort(); }
+OutputFile::~OutputFile() { discard(); }
 
 void OutputFile::write(const void* data, size_t bytes) {
   if (closed_ || !file_) fail(ErrorKind::kOutput, "'" + final_path_ + "': write after close");
@@ -303,7 +303,7 @@ void OutputFile::rename_to_final() {
   renamed_ = true;
 }
 
-void OutputFile::abort() noexcept {
+void OutputFile::discard() noexcept {
   if (file_) {
     std::fclose(file_);
     file_ = nullptr;

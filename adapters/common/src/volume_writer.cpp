@@ -34,7 +34,7 @@ class MetaImageWriter final : public VolumeWriter {
     const std::string header = metaimage_header(volume, options);
     file_.write(header.data(), header.size());
   }
-  ~MetaImageWriter() override { abort(); }
+  ~MetaImageWriter() override { discard(); }
 
   void write_planes(int y_begin, int y_end, const float* data) override {
     if (y_begin != next_y_ || y_end <= y_begin || y_end > volume_.size[1]) {
@@ -64,7 +64,7 @@ class MetaImageWriter final : public VolumeWriter {
     file_.commit();
   }
 
-  void abort() noexcept override { file_.abort(); }
+  void discard() noexcept override { file_.discard(); }
 
   std::vector<std::string> outputs() const override { return {file_.final_path()}; }
 

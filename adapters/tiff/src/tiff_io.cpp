@@ -471,17 +471,17 @@ struct TiffWriter::Impl {
   [[noreturn]] void fail_write(const std::string& what) {
     std::string reason = !io_error.empty() ? io_error : take_message(sink);
     const std::string path = file ? file->final_path() : std::string("?");
-    abort();
+    discard();
     if (reason.find(path) != std::string::npos) fail(ErrorKind::kOutput, reason);
     fail(ErrorKind::kOutput, "writing '" + path + "' failed (" + what + "): " + reason);
   }
 
-  void abort() noexcept {
+  void discard() noexcept {
     if (tif) {
       TIFFClose(tif);  // may try to write; errors are ignored here
       tif = nullptr;
     }
-    if (file) file->abort();
+    if (file) file->discard();
     done = true;
   }
 };
@@ -503,7 +503,7 @@ TiffWriter::TiffWriter(const std::string& path, const TiffWriteOptions& options)
 }
 
 TiffWriter::~TiffWriter() {
-  if (!impl_->done) impl_->abort();
+  if (!impl_->done) impl_->discard();
 }
 
 const std::string& TiffWriter::path() const { return impl_->file->final_path(); }
@@ -599,7 +599,7 @@ void TiffWriter::commit(bool defer_rename) {
   try {
     s.file->commit(defer_rename);
   } catch (...) {
-    s.abort();
+    s.discard();
     throw;
   }
   s.done = true;
@@ -607,7 +607,7 @@ void TiffWriter::commit(bool defer_rename) {
 
 void TiffWriter::rename_to_final() { impl_->file->rename_to_final(); }
 
-void TiffWriter::abort() noexcept { impl_->abort(); }
+void TiffWriter::discard() noexcept { impl_->discard(); }
 
 void write_tiff_float(const std::string& path, int width, int height,
                       const std::vector<const float*>& pages, const TiffWriteOptions& options) {
@@ -701,7 +701,7 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
   SliceStackWriter(const std::string& folder, const std::string& prefix, const fdk_volume& v,
                    const VolumeWriterOptions& o, TiffWriteOptions::Compression c)
       : TiffVolumeWriterBase(v, o, c), folder_(folder), prefix_(prefix) {}
-  ~SliceStackWriter() override { abort(); }
+  ~SliceStackWriter() override { discard(); }
 
   void write_planes(int y_begin, int y_end, const float* data) override {
     check_order(y_begin, y_end, join_path(folder_, prefix_));
@@ -741,7 +741,7 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
     committed_ = true;
   }
 
-  void abort() noexcept override {
+  void discard() noexcept override {
     if (!committed_) remove_all();
   }
 
@@ -752,7 +752,7 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
 
  private:
   void remove_all() noexcept {
-    for (auto& f : files_) f->abort();  // removes the temporary files
+    for (auto& f : files_) f->discard();  // removes the temporary files
     files_.clear();
   }
 
@@ -771,7 +771,7 @@ class BigTiffWriter final : public TiffVolumeWriterBase {
     t.description = plane_description(volume_, options_, 0, true);
     writer_ = std::make_unique<TiffWriter>(path, t);
   }
-  ~BigTiffWriter() override { abort(); }
+  ~BigTiffWriter() override { discard(); }
 
   void write_planes(int y_begin, int y_end, const float* data) override {
     check_order(y_begin, y_end, path_);
@@ -792,7 +792,7 @@ class BigTiffWriter final : public TiffVolumeWriterBase {
     }
     writer_->commit();
   }
-  void abort() noexcept override { writer_->abort(); }
+  void discard() noexcept override { writer_->discard(); }
   std::vector<std::string> outputs() const override { return {path_}; }
 
  private:

@@ -78,7 +78,7 @@ class OutputFile {
   void commit(bool defer_rename = false);
   void rename_to_final();
   // Closes and removes the temporary (or, after commit, nothing). noexcept.
-  void abort() noexcept;
+  void discard() noexcept;
 
   const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }

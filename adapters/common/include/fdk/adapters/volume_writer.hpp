@@ -5,7 +5,7 @@
 // x fastest, then z, then y; a y plane is one axial slice, x across and z
 // down). Every writer writes under temporary names ("<name>.part") and only
 // commit() gives the files their final names, so an interrupted or failed
-// run leaves nothing that looks complete; abort() (or destroying the writer
+// run leaves nothing that looks complete; discard() (or destroying the writer
 // without commit) removes what was written.
 //
 // Formats:
@@ -51,7 +51,7 @@ class VolumeWriter {
   virtual void write_planes(int y_begin, int y_end, const float* data) = 0;
   // After the last plane: flushes and renames everything to its final name.
   virtual void commit() = 0;
-  virtual void abort() noexcept = 0;
+  virtual void discard() noexcept = 0;
   // The final paths (for messages); slice stacks list their first and last.
   virtual std::vector<std::string> outputs() const = 0;
 };

@@ -105,7 +105,7 @@ class TiffWriter {
   // the temporary name until rename_to_final()).
   void commit(bool defer_rename = false);
   void rename_to_final();
-  void abort() noexcept;
+  void discard() noexcept;
   const std::string& path() const;
 
   struct Impl;
