@@ -53,8 +53,7 @@ void Reconstruction::check_usable() const {
 void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view) {
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
-  if (state_ != State::kAcquiring)
-    fail(FDK_ERROR_INVALID_STATE, "fdk_push_projection after fdk_finish");
+  if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_push_projection after fdk_finish");
   const int num_views = static_cast<int>(model_.views.size());
   if (index < 0 || index >= num_views)
     fail(FDK_ERROR_OUT_OF_RANGE, "projection index " + std::to_string(index) + " is outside [0, " +
@@ -114,7 +113,7 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
 void Reconstruction::finish() {
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
-  if (state_ != State::kAcquiring) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
+  if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
   if (views_pushed_.load() == 0)
     fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
   model_.view_weights = angular_weights(model_.views, model_.arrived, model_.redundancy.short_scan);
@@ -122,7 +121,6 @@ void Reconstruction::finish() {
   for (size_t v = 0; v < model_.arrived.size(); ++v)
     if (model_.arrived[v]) model_.view_order.push_back(static_cast<int>(v));
   backend_->finish(model_);
-  state_ = State::kFinished;
   finished_.store(true);
   notify_progress();
 }
@@ -135,7 +133,7 @@ uint64_t Reconstruction::slab_bytes(int slab) const {
 void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
-  if (state_ != State::kFinished) fail(FDK_ERROR_INVALID_STATE, "fdk_read_slab before fdk_finish");
+  if (!finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_read_slab before fdk_finish");
   if (slab < 0 || slab >= slab_count())
     fail(FDK_ERROR_OUT_OF_RANGE, "slab " + std::to_string(slab) + " is outside [0, " +
                                      std::to_string(slab_count()) + ")");

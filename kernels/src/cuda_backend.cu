@@ -345,8 +345,7 @@ class CudaBackend final : public Backend {
     return set;
   }
 
-  void pack_quad(const ScanModel&, const float* const src[4], const float scale[4], BatchSet& set, int slot,
-                 int rows) {
+  void pack_quad(const float* const src[4], const float scale[4], BatchSet& set, int slot, int rows) {
     const size_t q = static_cast<size_t>(slot);
     launch_pack_half(src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.quad_memory[q].get()),
                      format_.split ? reinterpret_cast<ushort4*>(set.quad_memory_lo[q].get()) : nullptr,
@@ -381,7 +380,7 @@ class CudaBackend final : public Backend {
         src[c] = projections_.get() + static_cast<size_t>(quad[c]) * view_stride_;
         scale[c] = static_cast<float>(weights[static_cast<size_t>(quad[c])]);
       }
-      pack_quad(model, src, scale, set, s, rows_);
+      pack_quad(src, scale, set, s, rows_);
       const double sid = model.views[static_cast<size_t>(quad[0])].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
       set_quad_textures(batch, set, s);
@@ -551,7 +550,7 @@ class CudaBackend final : public Backend {
           scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(quad[c])]);
         }
         const auto& w = window[static_cast<size_t>(s)];
-        pack_quad(model, src, scale, set, s, w[1] - w[0] + 1);
+        pack_quad(src, scale, set, s, w[1] - w[0] + 1);
         const double sid = model.views[static_cast<size_t>(quad[0])].sid;
         fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), w[0]);
         set_quad_textures(batch, set, s);

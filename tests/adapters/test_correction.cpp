@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <limits>
+#include "test_support.hpp"
 
 using namespace fdk::adapters;
+using fdk_adapter_test::what_of;
 
 namespace {
 
@@ -17,15 +19,6 @@ Image constant_image(int w, int h, float v) {
   im.height = h;
   im.pixels.assign(static_cast<size_t>(w) * h, v);
   return im;
-}
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -11,17 +11,9 @@
 #include "test_support.hpp"
 
 using namespace fdk::adapters;
+using fdk_adapter_test::what_of;
 
 namespace {
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 fdk_view make_view(double g, double sid, double sdd) {
   fdk_view v{};

@@ -11,20 +11,12 @@
 #include "tiff_test_files.hpp"
 
 using namespace fdk::adapters;
+using fdk_adapter_test::what_of;
 using fdk_adapter_test::RawTiffLayout;
 using fdk_adapter_test::TempDir;
 using fdk_adapter_test::write_raw_tiff;
 
 namespace {
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::vector<double> constant(int w, int h, double v) {
   return std::vector<double>(static_cast<size_t>(w) * h, v);

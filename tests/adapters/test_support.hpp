@@ -7,9 +7,22 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
+#include "fdk/adapters/error.hpp"
+
 namespace fdk_adapter_test {
+
+// The message of the fdk::adapters::Error that f throws ("" if none).
+inline std::string what_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const fdk::adapters::Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // A fresh folder under the build tree's temp area, removed at the end.
 class TempDir {

@@ -11,19 +11,11 @@
 #include "tiff_test_files.hpp"
 
 using namespace fdk::adapters;
+using fdk_adapter_test::what_of;
 using fdk_adapter_test::RawTiffLayout;
 using fdk_adapter_test::TempDir;
 
 namespace {
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 struct Format {
   int bits, format;

@@ -49,8 +49,6 @@ class Reconstruction {
   void cancel();
 
  private:
-  enum class State { kAcquiring, kFinished };
-
   void check_usable() const;
   void notify_progress();
   void mark_done(int slab);
@@ -66,11 +64,10 @@ class Reconstruction {
   std::vector<unsigned char> slab_done_;
 
   std::mutex op_mutex_;  // serialises push, finish and read
-  State state_ = State::kAcquiring;
   std::atomic<bool> cancelled_{false};
   std::atomic<int> views_pushed_{0};
   std::atomic<int> slabs_done_{0};
-  std::atomic<bool> finished_{false};
+  std::atomic<bool> finished_{false};  // set once, under op_mutex_
 
   double filter_seconds_ = 0, store_seconds_ = 0, read_seconds_ = 0;  // under op_mutex_
 
