@@ -55,13 +55,15 @@ if [ $run_bench -eq 1 ]; then
     case "$c" in
       c8) c=c; extra=(--budget-gpu 8GiB) ;;      # (c) within 8 GiB of GPU memory: streamed slabs
       *16) c=${c%16}; extra=(--precision f16) ;;  # float16 storage
+      *paced) c=${c%paced}; extra=(--rate 600) ;; # pushed like a scanner, 600 views/s
     esac
     [ "$c" = c ] && extra+=(--pool 64)
     ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats 3 --commit "$commit" \
       --json "$out/bench-$name.json" "${extra[@]}" >"$out/bench-$name.log" 2>&1
     echo "== case $name (exit $?)"
-    grep -E "^(backend|plan|store|backprojection|end to end|kernel|phase|filter|finish|read|create|  )" "$out/bench-$name.log"
-    summary+=("$name: $(grep -E '^end to end +[0-9]' "$out/bench-$name.log" | head -1 | awk '{print "end-to-end median", $4, "s"}'); $(grep -E '^kernel' "$out/bench-$name.log" | head -1)")
+    grep -E "^(backend|plan|store|pushes|backprojection|end to end|after|kernel|phase|filter|finish|read|create|  )" "$out/bench-$name.log"
+    med() { grep -E "^$1 +[0-9]" "$out/bench-$name.log" | head -1 | awk '{print $(NF-2)}'; }
+    summary+=("$name: end to end $(med 'end to end') s, push $(med 'filter\+store \(push\)') s, after last push $(med 'after last push') s; $(grep -E '^kernel' "$out/bench-$name.log" | head -1)")
   done
 fi
 

@@ -12,11 +12,6 @@
 
 namespace fdk {
 
-void throw_if_cancelled(const ScanModel& model) {
-  if (model.cancelled && model.cancelled->load(std::memory_order_relaxed))
-    fail(FDK_ERROR_CANCELLED, "cancelled by fdk_cancel");
-}
-
 namespace {
 
 // Views backprojected per pass: their row windows are decompressed together,

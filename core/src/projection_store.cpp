@@ -272,6 +272,11 @@ void ProjectionStore::commit(int view, CompressedView&& compressed) {
   ++views_stored_;
 }
 
+uint64_t ProjectionStore::worst_case_view_bytes() const {
+  return static_cast<uint64_t>(num_bands()) * header_size(precision_) +
+         static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_) * sample_size(precision_);
+}
+
 bool ProjectionStore::has(int view) const {
   if (view < 0 || static_cast<size_t>(view) >= views_.size()) return false;
   std::lock_guard<std::mutex> lock(mutex_);

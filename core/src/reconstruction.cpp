@@ -8,11 +8,15 @@
 
 #include "config_validation.hpp"
 #include "fdk/core/error.hpp"
+#include "ingest_pipeline.hpp"
 
 namespace fdk {
 namespace {
-using Clock = std::chrono::steady_clock;
-double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Store workers: compression of one view runs on one thread, so views in
+// flight compress side by side. More than a dozen outruns any GPU's filter.
+constexpr int kMaxStoreWorkers = 12;
+
 }  // namespace
 
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
@@ -38,13 +42,29 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.store = store_.get();
   model_.cancelled = &cancelled_;
 
+  configured_views_ = model_.views;
+  configured_matrices_ = model_.matrices;
+
   backend_ = make_backend(model_, settings_);
+  // Staging slots for projections in flight: one per store worker and a few
+  // to keep the filter busy, fewer when the host budget is tight.
+  IngestPipeline::Options ingest;
+  ingest.store_workers = std::min(settings_.num_threads, kMaxStoreWorkers);
+  const uint64_t slot_bytes = IngestPipeline::slot_bytes(model_);
+  ingest.slots = ingest.store_workers + 3;
+  if (slot_bytes * static_cast<uint64_t>(ingest.slots) > settings_.host_budget / 8)
+    ingest.slots = static_cast<int>(std::max<uint64_t>(2, settings_.host_budget / 8 / slot_bytes));
+  const uint64_t staging_bytes = slot_bytes * static_cast<uint64_t>(ingest.slots);
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
   plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
                      backend_->max_slab_planes(model_), backend_->preferred_slab_bytes(model_),
-                     [&](int planes) { return backend_->host_work_bytes(model_, planes); });
+                     [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; });
   slab_done_.assign(plan_.slabs.size(), 0);
+  ingest.store_limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
+  ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest);
 }
+
+Reconstruction::~Reconstruction() = default;
 
 void Reconstruction::check_usable() const {
   if (cancelled_.load()) fail(FDK_ERROR_CANCELLED, "the reconstruction was cancelled");
@@ -58,55 +78,16 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
   if (index < 0 || index >= num_views)
     fail(FDK_ERROR_OUT_OF_RANGE, "projection index " + std::to_string(index) + " is outside [0, " +
                                      std::to_string(num_views) + ")");
-  if (model_.arrived[static_cast<size_t>(index)])
-    fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(index) + " was already pushed");
   if (!pixels) fail(FDK_ERROR_INVALID_ARGUMENT, "pixels is NULL");
-  const int nu = model_.input_detector.size[0], nv = model_.input_detector.size[1];
+  const int nu = model_.input_detector.size[0];
   if (row_pitch_bytes < sizeof(float) * static_cast<size_t>(nu) || row_pitch_bytes % sizeof(float) != 0)
     fail(FDK_ERROR_INVALID_ARGUMENT, "row_pitch_bytes " + std::to_string(row_pitch_bytes) +
                                          " must be a multiple of 4 and at least 4 * " +
                                          std::to_string(nu));
-  // The first non-finite pixel, rows checked in parallel.
-  const int chunks = std::min(nv, 4 * ingest_pool_.size());
-  std::vector<int64_t> first_bad(static_cast<size_t>(chunks), -1);
-  ingest_pool_.parallel_for(chunks, [&](int c, int) {
-    for (int j = nv * c / chunks; j < nv * (c + 1) / chunks; ++j) {
-      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) +
-                                                        static_cast<size_t>(j) * row_pitch_bytes);
-      for (int i = 0; i < nu; ++i)
-        if (!std::isfinite(row[i])) {
-          first_bad[static_cast<size_t>(c)] = static_cast<int64_t>(j) * nu + i;
-          return;
-        }
-    }
-  });
-  for (int64_t bad : first_bad)
-    if (bad >= 0)
-      fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(index) + " has a non-finite pixel at column " +
-                                           std::to_string(bad % nu) + ", row " + std::to_string(bad / nu));
-  const ViewGeometry geometry = view ? view_from_parameters(*view) : model_.views[static_cast<size_t>(index)];
-  const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector)
-                                  : model_.matrices[static_cast<size_t>(index)];
-
-  std::vector<float> filtered(static_cast<size_t>(model_.detector.size[0]) * static_cast<size_t>(nv));
-  const auto t0 = Clock::now();
-  backend_->filter(model_, index, geometry, pixels, row_pitch_bytes, filtered.data());
-  const auto t1 = Clock::now();
-  filter_seconds_ += seconds(t0, t1);
-  check_usable();
-  CompressedView compressed = store_->compress(filtered.data(), &ingest_pool_);
-  store_seconds_ += seconds(t1, Clock::now());
-  const uint64_t limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
-  if (store_->stored_bytes() + compressed.bytes() > limit)
-    fail(FDK_ERROR_BUDGET, "the compressed projections would exceed the host memory budget (" +
-                               std::to_string(limit >> 20) + " MiB left for them after the slab reserve)");
-  // Nothing below throws except allocation: the view is now accepted.
-  store_->commit(index, std::move(compressed));
-  model_.views[static_cast<size_t>(index)] = geometry;
-  model_.matrices[static_cast<size_t>(index)] = matrix;
-  model_.arrived[static_cast<size_t>(index)] = 1;
-  backend_->view_stored(model_, index);
-  views_pushed_.fetch_add(1);
+  const size_t v = static_cast<size_t>(index);
+  const ViewGeometry geometry = view ? view_from_parameters(*view) : configured_views_[v];
+  const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector) : configured_matrices_[v];
+  ingest_->push(index, geometry, matrix, pixels, row_pitch_bytes, ingest_pool_);
   notify_progress();
 }
 
@@ -114,7 +95,9 @@ void Reconstruction::finish() {
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
   if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
-  if (views_pushed_.load() == 0)
+  ingest_->drain();
+  check_usable();
+  if (store_->views_stored() == 0)
     fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
   model_.view_weights = angular_weights(model_.views, model_.arrived, model_.redundancy.short_scan);
   model_.view_order.clear();
@@ -190,7 +173,7 @@ fdk_slab_info Reconstruction::slab_info(int slab) const {
 fdk_progress Reconstruction::progress() const {
   fdk_progress p{};
   p.struct_size = sizeof(p);
-  p.views_pushed = views_pushed_.load();
+  p.views_pushed = ingest_->views_accepted();
   p.views_total = static_cast<int32_t>(model_.views.size());
   p.slabs_done = slabs_done_.load();
   p.slabs_total = slab_count();
@@ -235,8 +218,8 @@ fdk_timings Reconstruction::timings() {
   std::lock_guard<std::mutex> lock(op_mutex_);
   fdk_timings t{};
   t.struct_size = sizeof(t);
-  t.filter_seconds = filter_seconds_;
-  t.store_seconds = store_seconds_;
+  t.filter_seconds = ingest_->filter_seconds();
+  t.store_seconds = ingest_->store_seconds();
   backend_->add_timings(t);
   return t;
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -64,6 +65,15 @@ TexelFormat texel_format(fdk_precision p) {
 
 constexpr size_t kTexelBytes = 8;
 
+class PinnedStaging final : public StagingBuffer {
+ public:
+  explicit PinnedStaging(size_t floats) { buffer_.resize(floats); }
+  float* data() override { return buffer_.get(); }
+
+ private:
+  PinnedBuffer<float> buffer_;
+};
+
 // A set of buffers one launch uses; two sets alternate so the host prepares
 // one while the GPU works on the other.
 struct BatchSet {
@@ -106,6 +116,7 @@ class CudaBackend final : public Backend {
     for (size_t q = 0; q < quads_.size(); ++q)
       for (int v : quads_[q]) quad_of_view_[static_cast<size_t>(v)] = static_cast<int>(q);
     quad_arrivals_.assign(quads_.size(), 0);
+    counted_.assign(model.views.size(), 0);
 
     const uint64_t plane = 4ull * model.plane_floats();
     const uint64_t volume = plane * static_cast<uint64_t>(model.volume.size[1]);
@@ -171,6 +182,11 @@ class CudaBackend final : public Backend {
     return 2ull * kStreamViews * 4ull * columns_ * static_cast<uint64_t>(window_rows(planes));
   }
 
+  std::unique_ptr<StagingBuffer> make_staging(size_t floats) const override {
+    DeviceGuard guard(device_);
+    return std::make_unique<PinnedStaging>(floats);
+  }
+
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
               size_t pitch_bytes, float* filtered) override {
     DeviceGuard guard(device_);
@@ -181,15 +197,19 @@ class CudaBackend final : public Backend {
       scratch_.resize(pitch_ * rows_);
       target = scratch_.get();
     }
-    filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered, pool_);
+    filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered);
   }
 
-  void view_stored(const ScanModel& model, int view) override {
+  // Runs on the ingest filter thread, in push order: complete quads are
+  // backprojected into the resident volume in batches.
+  void view_filtered(const ScanModel& model, int view) override {
     if (!resident_) return;
     DeviceGuard guard(device_);
-    dirty_ = true;  // cleared once this view is accounted for
     if (!same_geometry(model.views[static_cast<size_t>(view)], nominal_views_[static_cast<size_t>(view)]))
       geometry_changed_ = true;
+    if (counted_[static_cast<size_t>(view)]) return;  // pushed again after a drop: finish recomputes
+    counted_[static_cast<size_t>(view)] = 1;
+    dirty_ = true;  // cleared once this view is accounted for
     const int q = quad_of_view_[static_cast<size_t>(view)];
     if (q >= 0) {
       if (++quad_arrivals_[static_cast<size_t>(q)] == 4) {
@@ -203,6 +223,8 @@ class CudaBackend final : public Backend {
     dirty_ = false;
   }
 
+  void view_dropped(const ScanModel&, int) override { dropped_.store(true); }
+
   void finish(const ScanModel& model) override {
     DeviceGuard guard(device_);
     if (!resident_) {
@@ -212,7 +234,7 @@ class CudaBackend final : public Backend {
     }
     bool all_arrived = true;
     for (unsigned char a : model.arrived) all_arrived &= a != 0;
-    if (all_arrived && !geometry_changed_ && !dirty_) {
+    if (all_arrived && !geometry_changed_ && !dirty_ && !dropped_.load()) {
       flush_quads(model, nominal_weights_);
       flush_views(model, nominal_weights_);
     } else {
@@ -605,6 +627,8 @@ class CudaBackend final : public Backend {
   std::vector<double> nominal_weights_;
   std::vector<ViewGeometry> nominal_views_;
   bool geometry_changed_ = false, dirty_ = false;
+  std::vector<unsigned char> counted_;  // views accumulated into the resident volume
+  std::atomic<bool> dropped_{false};    // a view accumulated was then not stored
 
   DeviceBuffer<float> volume_, projections_, scratch_, slab_;
   DeviceBuffer<unsigned char> mask_;

@@ -1,7 +1,6 @@
 #include "gpu_filter.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "fdk/core/ramp_filter.hpp"
@@ -75,14 +74,13 @@ GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stre
 }
 
 void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
-                    float* device_out, size_t device_pitch, float* host_out, ThreadPool& pool) {
+                    float* device_out, size_t device_pitch, float* host_out) {
   const int width = model.detector.size[0], rows = model.detector.size[1];
   const int in_width = model.input_detector.size[0];
   // The per-column weights are the CPU's own (one code for both backends).
   std::vector<double> weight(static_cast<size_t>(width)), u2(static_cast<size_t>(width));
   column_weights(model.redundancy, g, model.detector, weight.data(), u2.data());
-  // The pinned staging may still feed the previous upload: wait for it.
-  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
+  // host_columns_ is free again: the previous run ended with a synchronize.
   float* cols = host_columns_.get();
   for (int i = 0; i < width; ++i) {
     cols[i] = static_cast<float>(weight[static_cast<size_t>(i)]);
@@ -92,19 +90,10 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
         "cudaMemcpyAsync (column weights)");
   check(cudaMemcpyAsync(column_u2_.get(), cols + width, width * sizeof(float), cudaMemcpyHostToDevice, stream_),
         "cudaMemcpyAsync (column u2)");
-  // Caller memory is pageable: copy it into pinned staging on CPU threads,
-  // then upload at DMA speed.
   const size_t in_row = static_cast<size_t>(in_width);
-  staging_in_.resize(in_row * rows);
-  const int chunks = std::min(rows, 2 * pool.size());
-  pool.parallel_for(chunks, [&](int c, int) {
-    for (int j = rows * c / chunks; j < rows * (c + 1) / chunks; ++j)
-      std::memcpy(staging_in_.get() + in_row * j, reinterpret_cast<const char*>(pixels) + pitch_bytes * j,
-                  in_row * sizeof(float));
-  });
-  check(cudaMemcpyAsync(raw_.get(), staging_in_.get(), in_row * rows * sizeof(float), cudaMemcpyHostToDevice,
-                        stream_),
-        "cudaMemcpyAsync (projection upload)");
+  check(cudaMemcpy2DAsync(raw_.get(), in_row * sizeof(float), pixels, pitch_bytes, in_row * sizeof(float), rows,
+                          cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpy2DAsync (projection upload)");
   WeightParams p{};
   p.in_width = in_width;
   p.width = width;
@@ -131,16 +120,10 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
   check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), padded_.get() + pad_, n_ * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpy2DAsync (filtered)");
-  const size_t out_count = static_cast<size_t>(width) * rows;
-  staging_out_.resize(out_count);
-  check(cudaMemcpy2DAsync(staging_out_.get(), width * sizeof(float), device_out, device_pitch * sizeof(float),
+  check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
         "cudaMemcpy2DAsync (filtered download)");
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
-  pool.parallel_for(chunks, [&](int c, int) {
-    const size_t a = out_count * c / chunks, b = out_count * (c + 1) / chunks;
-    std::memcpy(host_out + a, staging_out_.get() + a, (b - a) * sizeof(float));
-  });
 }
 
 }  // namespace fdk::cuda

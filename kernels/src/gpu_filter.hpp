@@ -3,7 +3,6 @@
 #pragma once
 #include "device_resources.hpp"
 #include "fdk/core/backend.hpp"
-#include "fdk/core/thread_pool.hpp"
 
 namespace fdk::cuda {
 
@@ -11,13 +10,12 @@ class GpuFilter {
  public:
   GpuFilter(const ScanModel& model, cudaStream_t stream);
 
-  // Uploads one raw projection, weights and filters it, and leaves the
-  // result (detector.size[1] rows of detector.size[0] floats, rows
-  // `device_pitch` floats apart) in `device_out`, and a contiguous copy in
-  // `host_out`. Returns once host_out is written.
-  // Host copies into and out of pinned staging are spread over `pool`.
+  // Uploads one raw projection (`pixels`, pinned), weights and filters it,
+  // and leaves the result (detector.size[1] rows of detector.size[0]
+  // floats, rows `device_pitch` floats apart) in `device_out`, and a
+  // contiguous copy in `host_out` (pinned). Returns once host_out is written.
   void run(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
-           float* device_out, size_t device_pitch, float* host_out, ThreadPool& pool);
+           float* device_out, size_t device_pitch, float* host_out);
 
  private:
   cudaStream_t stream_;
@@ -25,7 +23,6 @@ class GpuFilter {
   DeviceBuffer<float> raw_, padded_, response_, column_weight_, column_u2_;
   DeviceBuffer<cufftComplex> spectrum_;
   PinnedBuffer<float> host_columns_;
-  PinnedBuffer<float> staging_in_, staging_out_;  // pinned: DMA at full speed
   FftPlan forward_, inverse_;
 };
 

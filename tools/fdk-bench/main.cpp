@@ -63,6 +63,7 @@ struct Options {
   int warmup = 1;
   int slab_thickness = 0;
   int pool = 0;  // distinct projections kept in memory; 0 = automatic
+  double rate = 0;  // views per second, as a scanner delivers them; 0 = back to back
   std::string json;
   std::string commit;
   std::string command_line;
@@ -92,7 +93,7 @@ void print_help() {
       "                 [--backend auto|cpu|cuda] [--precision f32|f16]\n"
       "                 [--budget-host BYTES] [--budget-gpu BYTES] [--threads N]\n"
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
-      "                 [--pool P] [--json FILE] [--commit TEXT]\n"
+      "                 [--pool P] [--rate VIEWS_PER_S] [--json FILE] [--commit TEXT]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
       "c 2048^3/1200/2048x2048, d 4096^3/2400/4096x4096, cpu 256^3/360/256x256.\n"
@@ -103,6 +104,8 @@ void print_help() {
       "KB, MB, GB, TB (powers of 1000); 0 lets the library choose.\n"
       "--pool P keeps only P distinct projections in memory and pushes view i from\n"
       "pool[i %% P] (default: every view, unless they exceed a quarter of the RAM).\n"
+      "--rate R pushes view i no earlier than i/R seconds after the first, like a\n"
+      "scanner; 'after last push' is then what a user waits once the scan ends.\n"
       "One warm-up run (checked for NaN/Inf) precedes the R timed runs (default 3);\n"
       "medians are reported.\n");
 }
@@ -196,6 +199,11 @@ Options parse_options(int argc, char** argv) {
       o.slab_thickness = parse_int(next("--slab-thickness"), "--slab-thickness", 0);
     } else if (arg == "--pool") {
       o.pool = parse_int(next("--pool"), "--pool", 1);
+    } else if (arg == "--rate") {
+      const std::string text = next("--rate");
+      char* end = nullptr;
+      o.rate = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !(o.rate > 0)) usage_error("bad --rate '" + text + "'");
     } else if (arg == "--json") {
       o.json = next("--json");
     } else if (arg == "--commit") {
@@ -440,6 +448,7 @@ struct RunTimes {
   double finish_s = 0;
   double read_s = 0;
   double end_to_end_s = 0;
+  double after_last_push_s = 0;  // the last push's return to the last slab read
   double destroy_s = 0;
   // The library's own accounting (fdk_get_timings).
   double filter_s = 0, store_s = 0, kernel_s = 0, upload_s = 0, download_s = 0;
@@ -601,6 +610,7 @@ int main(int argc, char** argv) {
 
     const auto p0 = Clock::now();
     for (int view = 0; view < o.views; ++view) {
+      if (o.rate > 0) std::this_thread::sleep_until(p0 + std::chrono::duration<double>(view / o.rate));
       const float* pixels = projections[static_cast<size_t>(view % pool)].get();
       const fdk_status s = fdk_push_projection(ctx, view, pixels, row_pitch, nullptr);
       if (s != FDK_OK) {
@@ -633,6 +643,7 @@ int main(int argc, char** argv) {
     t.finish_s = seconds_between(p1, f1);
     t.read_s = seconds_between(f1, r1);
     t.end_to_end_s = seconds_between(p0, r1);
+    t.after_last_push_s = seconds_between(p1, r1);
 
     outcome.plan = plan;
     outcome.slab_count = slabs;
@@ -681,6 +692,7 @@ int main(int argc, char** argv) {
       {"finish", "finish", &RunTimes::finish_s},
       {"read (all slabs)", "read", &RunTimes::read_s},
       {"end to end", "end_to_end", &RunTimes::end_to_end_s},
+      {"after last push", "after_last_push", &RunTimes::after_last_push_s},
       {"destroy", "destroy", &RunTimes::destroy_s},
       {"  filter (library)", "lib_filter", &RunTimes::filter_s},
       {"  store (library)", "lib_store", &RunTimes::store_s},
@@ -718,6 +730,10 @@ int main(int argc, char** argv) {
               gpus.empty() ? "no NVIDIA GPU seen" : gpu_list.c_str());
   std::printf("projections     %d distinct in host memory%s\n", pool,
               pool < o.views ? " (pushed cyclically)" : "");
+  if (o.rate > 0)
+    std::printf("pushes          paced at %.1f views/s (a %.2f s scan)\n", o.rate, o.views / o.rate);
+  else
+    std::printf("pushes          back to back\n");
   if (o.warmup > 0) {
     std::printf("volume check    warm-up run: min %.4g, max %.4g, mean %.4g, no NaN/Inf\n",
                 volume_check.min, volume_check.max, mean);
@@ -778,6 +794,7 @@ int main(int argc, char** argv) {
     j << "  \"short_scan\": " << outcome.plan.short_scan << ",\n";
     j << "  \"offset_detector\": " << outcome.plan.offset_detector << ",\n";
     j << "  \"distinct_projections\": " << pool << ",\n";
+    j << "  \"push_rate_views_per_s\": " << json_number(o.rate) << ",\n";
     j << "  \"store\": {\"views\": " << store.views_stored << ", \"raw_bytes\": "
       << store.raw_bytes << ", \"stored_bytes\": " << store.stored_bytes
       << ", \"ratio\": " << json_number(store.ratio)

@@ -261,20 +261,31 @@ FDK_API const char* fdk_last_create_error(void);
    configured geometry of that view) or give this view's measured geometry,
    which then replaces the configured one (same detector; the redundancy
    weighting stays the one chosen from the configuration).
-   The projection is weighted, filtered and stored compressed before the
-   call returns; `pixels` can be reused at once.
+   The pixels are checked and copied before the call returns, so `pixels`
+   can be reused at once; weighting, filtering and compression into the
+   store continue on the library's threads while the next view arrives (a
+   push waits only when every staging slot is busy). Near the host budget a
+   push waits until its view is stored, so BUDGET is reported by the push
+   that would overflow. A failure after a push returned (device error, out
+   of memory) is reported by the next fdk_push_projection or fdk_finish as
+   "projection N was not stored: ...": view N is then not stored and may be
+   pushed again, and the call that reported it did nothing else.
    Errors: INVALID_ARGUMENT (NULL, bad pitch, NaN/Inf pixel, bad view),
    OUT_OF_RANGE (index), DUPLICATE (index already pushed), INVALID_STATE
    (after fdk_finish), BUDGET (the store would outgrow the host budget),
-   CANCELLED. On any error nothing is stored and the handle stays usable. */
+   CANCELLED. On any error this view is not stored and the handle stays
+   usable. */
 FDK_API fdk_status fdk_push_projection(fdk_context* ctx, int32_t index,
                                        const float* pixels,
                                        size_t row_pitch_bytes,
                                        const fdk_view* view);
 
-/* No more projections. Fewer than announced is legal: the angular weights
-   are recomputed from the views that arrived. At least one view must have
-   arrived (else INVALID_STATE). Calling it twice is INVALID_STATE. */
+/* No more projections: waits until every pushed view is stored. Fewer than
+   announced is legal: the angular weights are recomputed from the views that
+   arrived. At least one view must have arrived (else INVALID_STATE). Calling
+   it twice is INVALID_STATE. A deferred failure of a pushed view (see
+   fdk_push_projection) fails this call instead; it may then be called
+   again, with or without pushing that view again. */
 FDK_API fdk_status fdk_finish(fdk_context* ctx);
 
 /* ---- the volume, slab by slab ----------------------------------------------- */
@@ -314,8 +325,9 @@ typedef struct fdk_progress {
   int32_t slabs_total;
 } fdk_progress;
 
-/* Called on the thread doing the work (the pushing thread, or the thread
-   reading a slab) after each projection stored and each slab computed. It
+/* Called on the caller's thread that made the progress (the pushing thread
+   after each projection accepted, the finishing thread, the thread reading
+   a slab after each slab computed), never on a library thread. It
    must return quickly and may call only fdk_get_progress and fdk_cancel on
    the same handle. */
 typedef void (*fdk_progress_fn)(void* user_data, const fdk_progress* progress);
@@ -336,7 +348,8 @@ FDK_API fdk_status fdk_cancel(fdk_context* ctx);
 /* ---- introspection ------------------------------------------------------------ */
 typedef struct fdk_store_info {
   uint32_t struct_size;     /* set by the caller to sizeof(fdk_store_info) */
-  int32_t views_stored;
+  int32_t views_stored;     /* in the store now; pushed views may still be on
+                               their way until fdk_finish has returned */
   uint64_t raw_bytes;       /* filtered projections as float32 */
   uint64_t stored_bytes;    /* compressed, in host memory */
   double ratio;             /* raw_bytes / stored_bytes (0 when empty) */

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "fdk/core/geometry.hpp"
@@ -44,19 +45,33 @@ struct ScanModel {
 // Throws fdk::Error(FDK_ERROR_CANCELLED) once cancellation was requested.
 void throw_if_cancelled(const ScanModel& model);
 
+// Host memory that projections pass through on their way into a backend
+// (pinned for a GPU, so transfers run at DMA speed).
+class StagingBuffer {
+ public:
+  virtual ~StagingBuffer() = default;
+  virtual float* data() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual fdk_backend kind() const = 0;
+  // A staging buffer of `floats` floats for filter()'s input and output.
+  virtual std::unique_ptr<StagingBuffer> make_staging(size_t floats) const;
   // Weights (with `geometry`, the geometry of view `view`) and ramp-filters
-  // one projection (pixels as pushed) into `filtered` on the host: height
-  // rows of model.detector.size[0] floats, contiguous. The pipeline may
-  // still refuse the view afterwards (budget); only view_stored commits it.
+  // one projection (pixels as pushed, in a staging buffer) into `filtered`
+  // (a staging buffer): height rows of model.detector.size[0] floats,
+  // contiguous. Called on the ingest pipeline's filter thread, one view at a
+  // time, in push order.
   virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                       size_t pitch_bytes, float* filtered) = 0;
-  // View `view`, the last one filtered, is in the store and the model: a
-  // backend may backproject it into slabs it keeps resident.
-  virtual void view_stored(const ScanModel& model, int view) {}
+  // Right after filter(), on the same thread: a backend may backproject the
+  // view into slabs it keeps resident. The view is not yet in the store.
+  virtual void view_filtered(const ScanModel& model, int view) {}
+  // A view passed to view_filtered did not reach the store (budget, memory):
+  // what was accumulated from it must not count. Any thread.
+  virtual void view_dropped(const ScanModel& model, int view) {}
   // fdk_finish: the view weights and order are final.
   virtual void finish(const ScanModel& model) {}
   // Backprojects every arrived view into planes [y0, y1), written to `out`

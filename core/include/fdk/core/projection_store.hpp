@@ -51,6 +51,10 @@ class ProjectionStore {
   // overlap the range. Throws fdk::Error if the view is absent.
   void read_rows(int view, int row_begin, int row_end, float* out) const;
 
+  // The most one compressed view can take (bands stored raw when zstd does
+  // not shrink them).
+  uint64_t worst_case_view_bytes() const;
+
   uint64_t stored_bytes() const { return stored_bytes_.load(); }
   uint64_t raw_bytes() const;  // views stored * width * height * 4
   int views_stored() const { return views_stored_.load(); }

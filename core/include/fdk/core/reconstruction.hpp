@@ -17,6 +17,8 @@
 
 namespace fdk {
 
+class IngestPipeline;
+
 // Validated, defaults-resolved settings (the configuration minus geometry).
 struct Settings {
   fdk_config config{};  // pointers cleared: arrays are copied into the model
@@ -31,6 +33,7 @@ class Reconstruction {
  public:
   // Throws fdk::Error for an invalid configuration or an infeasible plan.
   Reconstruction(const fdk_config& config, const BackendFactory& make_backend);
+  ~Reconstruction();
 
   void push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view);
   void finish();
@@ -60,16 +63,17 @@ class Reconstruction {
   std::unique_ptr<ProjectionStore> store_;
   std::unique_ptr<Backend> backend_;
   SlabPlan plan_;
+  std::vector<ViewGeometry> configured_views_;    // as announced, for pushes without geometry
+  std::vector<IndexMatrix> configured_matrices_;
+  std::unique_ptr<IngestPipeline> ingest_;  // after backend_: stopped before it is released
   SlabCache cache_;
   std::vector<unsigned char> slab_done_;
 
   std::mutex op_mutex_;  // serialises push, finish and read
   std::atomic<bool> cancelled_{false};
-  std::atomic<int> views_pushed_{0};
   std::atomic<int> slabs_done_{0};
   std::atomic<bool> finished_{false};  // set once, under op_mutex_
 
-  double filter_seconds_ = 0, store_seconds_ = 0, read_seconds_ = 0;  // under op_mutex_
 
   std::mutex callback_mutex_;
   fdk_progress_fn callback_ = nullptr;

@@ -1,0 +1,103 @@
+// The push path behind fdk_push_projection. The caller's thread checks a
+// projection and copies it into a staging slot, then returns. One filter
+// thread weights and filters the views in push order (so a backend that
+// backprojects them into resident slabs sees one deterministic order), and
+// store workers compress and commit them. A fixed number of slots bounds the
+// memory: a push waits for a free one.
+//
+// A view admitted while the store's worst case still fits the budget is
+// processed in the background; near the budget the push waits for its own
+// view to be stored, so a BUDGET refusal is reported by the push that caused
+// it. Failures after a push returned (device, memory) are kept and reported
+// by the next push or drain, naming the view, which is then not stored.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fdk/core/backend.hpp"
+
+namespace fdk {
+
+class ThreadPool;
+
+class IngestPipeline {
+ public:
+  struct Options {
+    int store_workers = 1;
+    int slots = 2;
+    uint64_t store_limit = 0;  // bytes the compressed store may hold
+  };
+
+  // Staging bytes one slot holds (raw plus filtered projection).
+  static uint64_t slot_bytes(const ScanModel& model);
+
+  IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options);
+  // Stops the threads after the views they are working on; queued views
+  // are dropped. No call may be in progress.
+  ~IngestPipeline();
+  IngestPipeline(const IngestPipeline&) = delete;
+  IngestPipeline& operator=(const IngestPipeline&) = delete;
+
+  // One view (calls serialised by the caller). Checks every pixel is
+  // finite while copying them on `pool`; sets the view's geometry and matrix
+  // in the model. Throws fdk::Error: INVALID_ARGUMENT, DUPLICATE, a deferred
+  // failure of an earlier view, or this view's own failure when it had to
+  // wait for the store (BUDGET near the limit).
+  void push(int view, const ViewGeometry& geometry, const IndexMatrix& matrix, const float* pixels,
+            size_t pitch_bytes, ThreadPool& pool);
+  // Waits until every pushed view is stored or has failed; then throws the
+  // first deferred failure, if any (once).
+  void drain();
+
+  // Views pushed and not failed (stored or on their way).
+  int views_accepted() const { return accepted_.load(); }
+  double filter_seconds() const;
+  double store_seconds() const;  // compression, summed over the workers
+
+ private:
+  struct Slot {
+    std::unique_ptr<StagingBuffer> raw, filtered;
+    int view = -1;
+    bool waited_on = false;  // the push waits for this view
+    bool reserved = false;   // holds a worst-case reservation in the budget
+    bool filtered_ok = false;
+    bool done = false;
+    std::exception_ptr error;
+  };
+
+  void filter_loop();
+  void store_loop();
+  void store_one(Slot& slot);
+  void complete(Slot& slot);
+  void rethrow_deferred();  // with mutex_ held
+
+  ScanModel& model_;
+  ProjectionStore& store_;
+  Backend& backend_;
+  const Options options_;
+  const uint64_t view_bound_;  // worst-case stored bytes of one view
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Slot> slots_;
+  std::vector<int> free_;
+  std::deque<int> to_filter_, to_store_;
+  std::vector<unsigned char> claimed_;  // pushed and not failed
+  int in_flight_ = 0;                   // slots between push and completion
+  uint64_t reserved_bytes_ = 0;         // worst case of the views in flight
+  std::exception_ptr deferred_;
+  bool stop_ = false;
+  double filter_seconds_ = 0, store_seconds_ = 0;
+  std::atomic<int> accepted_{0};
+
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace fdk

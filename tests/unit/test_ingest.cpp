@@ -1,0 +1,226 @@
+// The asynchronous push path: a push returns before its view is filtered,
+// finish waits for every view, a failure after a push returned is reported
+// by the next call (naming the view, which may be pushed again), staging is
+// bounded, and destroying or cancelling with views in flight is clean.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "fdk/core/cpu_backend.hpp"
+#include "fdk/core/error.hpp"
+#include "fdk/core/reconstruction.hpp"
+#include "small_scan.hpp"
+
+namespace {
+
+using fdk_test::SmallScan;
+using namespace std::chrono_literals;
+
+// The CPU backend, with a gate that holds filter() and a view whose first
+// filtering fails.
+struct Injection {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = true;
+  int filtering = 0;  // filter() calls inside the gate
+  int fail_view = -1;
+  std::atomic<int> dropped{0};
+
+  void close() {
+    std::lock_guard<std::mutex> lock(m);
+    open = false;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(m);
+    open = true;
+    cv.notify_all();
+  }
+  bool wait_filtering(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(m);
+    return cv.wait_for(lock, timeout, [&] { return filtering > 0; });
+  }
+};
+
+class InjectingBackend final : public fdk::Backend {
+ public:
+  InjectingBackend(std::unique_ptr<fdk::Backend> inner, Injection& in) : inner_(std::move(inner)), in_(in) {}
+  fdk_backend kind() const override { return inner_->kind(); }
+  void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
+              float* filtered) override {
+    {
+      std::unique_lock<std::mutex> lock(in_.m);
+      ++in_.filtering;
+      in_.cv.notify_all();
+      in_.cv.wait(lock, [&] { return in_.open; });
+      --in_.filtering;
+      if (view == in_.fail_view) {
+        in_.fail_view = -1;
+        fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
+      }
+    }
+    inner_->filter(model, view, g, pixels, pitch, filtered);
+  }
+  void view_dropped(const fdk::ScanModel&, int) override { ++in_.dropped; }
+  void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
+  uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
+    return inner_->host_work_bytes(m, planes);
+  }
+  void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
+
+ private:
+  std::unique_ptr<fdk::Backend> inner_;
+  Injection& in_;
+};
+
+std::unique_ptr<fdk::Reconstruction> make(const SmallScan& scan, Injection& in) {
+  return std::make_unique<fdk::Reconstruction>(scan.config, [&](const fdk::ScanModel& m, const fdk::Settings& s) {
+    return std::make_unique<InjectingBackend>(fdk::make_cpu_backend(m, s.num_threads), in);
+  });
+}
+
+std::vector<float> volume_of(fdk::Reconstruction& r) {
+  std::vector<float> volume;
+  for (int s = 0; s < r.slab_count(); ++s) {
+    const fdk_slab_info info = r.slab_info(s);
+    std::vector<float> slab(info.byte_size / 4);
+    r.read_slab(s, slab.data(), info.byte_size);
+    volume.insert(volume.end(), slab.begin(), slab.end());
+  }
+  return volume;
+}
+
+std::vector<float> clean_volume(const SmallScan& scan) {
+  Injection in;
+  auto r = make(scan, in);
+  for (int v = 0; v < scan.views(); ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  r->finish();
+  return volume_of(*r);
+}
+
+fdk_status code_of(const std::function<void()>& call, std::string* message = nullptr) {
+  try {
+    call();
+  } catch (const fdk::Error& e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+  return FDK_OK;
+}
+
+TEST(Ingest, PushReturnsBeforeFilteringAndFinishWaits) {
+  const SmallScan scan;
+  Injection in;
+  auto r = make(scan, in);
+  in.close();
+  r->push(0, scan.pixels(0), scan.pitch(), nullptr);  // returns although filter() is held
+  ASSERT_TRUE(in.wait_filtering(5s));
+  EXPECT_EQ(r->store_info().views_stored, 0);
+  EXPECT_EQ(r->progress().views_pushed, 1);
+  auto finishing = std::async(std::launch::async, [&] { r->finish(); });
+  EXPECT_EQ(finishing.wait_for(100ms), std::future_status::timeout);  // waits for view 0
+  in.release();
+  finishing.get();
+  EXPECT_EQ(r->store_info().views_stored, 1);
+}
+
+TEST(Ingest, StagingIsBoundedAPushWaitsForAFreeSlot) {
+  const SmallScan scan;
+  Injection in;
+  auto r = make(scan, in);
+  in.close();
+  // The filter holds one view; the other slots fill; then a push must wait.
+  std::atomic<int> returned{0};
+  auto pushing = std::async(std::launch::async, [&] {
+    for (int v = 0; v < scan.views(); ++v) {
+      r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+      ++returned;
+    }
+  });
+  ASSERT_TRUE(in.wait_filtering(5s));
+  std::this_thread::sleep_for(200ms);
+  const int before = returned.load();
+  EXPECT_GE(before, 2);
+  EXPECT_LT(before, scan.views());
+  in.release();
+  pushing.get();
+  r->finish();
+  EXPECT_EQ(r->store_info().views_stored, scan.views());
+}
+
+TEST(Ingest, ABackgroundFailureIsReportedOnceNamingTheViewWhichMayBePushedAgain) {
+  const SmallScan scan;
+  const std::vector<float> reference = clean_volume(scan);
+  Injection in;
+  in.fail_view = 3;
+  auto r = make(scan, in);
+  for (int v = 0; v < 6; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  std::string message;
+  // The failure surfaces at the next call that waits for the pipeline.
+  EXPECT_EQ(code_of([&] { r->finish(); }, &message), FDK_ERROR_DEVICE);
+  EXPECT_NE(message.find("projection 3 was not stored"), std::string::npos) << message;
+  EXPECT_NE(message.find("injected device failure"), std::string::npos) << message;
+  EXPECT_EQ(r->store_info().views_stored, 5);
+  EXPECT_EQ(r->progress().views_pushed, 5);
+  // Reported once; the view is free to come again.
+  r->push(3, scan.pixels(3), scan.pitch(), nullptr);
+  EXPECT_EQ(code_of([&] { r->push(3, scan.pixels(3), scan.pitch(), nullptr); }), FDK_ERROR_DUPLICATE);
+  for (int v = 6; v < scan.views(); ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  r->finish();
+  const std::vector<float> volume = volume_of(*r);
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), 4 * volume.size()), 0);
+}
+
+TEST(Ingest, AFailureSurfacesAtTheNextPushWhichThenDidNothing) {
+  const SmallScan scan;
+  Injection in;
+  in.fail_view = 0;
+  auto r = make(scan, in);
+  r->push(0, scan.pixels(0), scan.pitch(), nullptr);
+  // Wait until view 0 has failed in the background.
+  for (int i = 0; i < 500 && r->progress().views_pushed != 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(r->progress().views_pushed, 0);
+  std::string message;
+  EXPECT_EQ(code_of([&] { r->push(1, scan.pixels(1), scan.pitch(), nullptr); }, &message), FDK_ERROR_DEVICE);
+  EXPECT_NE(message.find("projection 0"), std::string::npos) << message;
+  r->push(1, scan.pixels(1), scan.pitch(), nullptr);  // now taken
+  r->push(0, scan.pixels(0), scan.pitch(), nullptr);
+  r->finish();
+  EXPECT_EQ(r->store_info().views_stored, 2);
+}
+
+TEST(Ingest, DestroyAndCancelWithViewsInFlightAreClean) {
+  const SmallScan scan;
+  {
+    Injection in;
+    auto r = make(scan, in);
+    in.close();
+    for (int v = 0; v < 3; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+    ASSERT_TRUE(in.wait_filtering(5s));
+    std::thread opener([&] {
+      std::this_thread::sleep_for(50ms);
+      in.release();
+    });
+    r.reset();  // waits for the view being filtered, drops the queued ones
+    opener.join();
+  }
+  {
+    Injection in;
+    auto r = make(scan, in);
+    in.close();
+    for (int v = 0; v < 3; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+    ASSERT_TRUE(in.wait_filtering(5s));
+    r->cancel();
+    in.release();
+    EXPECT_EQ(code_of([&] { r->finish(); }), FDK_ERROR_CANCELLED);
+    EXPECT_EQ(code_of([&] { r->push(5, scan.pixels(5), scan.pitch(), nullptr); }), FDK_ERROR_CANCELLED);
+  }
+}
+
+}  // namespace
