@@ -47,22 +47,33 @@ uint64_t IngestPipeline::slot_bytes(const ScanModel& model) {
   return 4ull * (raw_floats(model) + filtered_floats(model));
 }
 
+uint64_t IngestPipeline::staging_bytes(const ScanModel& model, const Options& options, bool keeps_filtered) {
+  const uint64_t slots = static_cast<uint64_t>(std::max(1, options.slots));
+  const uint64_t workers = static_cast<uint64_t>(std::max(1, options.store_workers));
+  if (!keeps_filtered) return slots * slot_bytes(model);
+  return slots * 4ull * raw_floats(model) + workers * 4ull * filtered_floats(model);
+}
+
 IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options)
     : model_(model),
       store_(store),
       backend_(backend),
       options_(options),
-      view_bound_(store.worst_case_view_bytes()) {
+      view_bound_(store.worst_case_view_bytes()),
+      keeps_filtered_(backend.keeps_filtered()) {
+  const int workers = std::max(1, options_.store_workers);
   slots_.resize(static_cast<size_t>(std::max(1, options_.slots)));
   for (size_t s = 0; s < slots_.size(); ++s) {
     slots_[s].raw = backend_.make_staging(raw_floats(model_));
-    slots_[s].filtered = backend_.make_staging(filtered_floats(model_));
+    if (!keeps_filtered_) slots_[s].filtered = backend_.make_staging(filtered_floats(model_));
     free_.push_back(static_cast<int>(s));
   }
+  if (keeps_filtered_)
+    for (int w = 0; w < workers; ++w) worker_buffers_.push_back(backend_.make_staging(filtered_floats(model_)));
   claimed_.assign(model_.views.size(), 0);
   try {
     threads_.emplace_back([this] { filter_loop(); });
-    for (int w = 0; w < std::max(1, options_.store_workers); ++w) threads_.emplace_back([this] { store_loop(); });
+    for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { store_loop(w); });
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -103,11 +114,6 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
     free_.pop_back();
   }
   Slot& slot = slots_[static_cast<size_t>(index)];
-  const auto give_back = [&] {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(index);
-    changed_.notify_all();
-  };
 
   // Copy into staging and find the first non-finite pixel, rows in parallel.
   const int nu = model_.input_detector.size[0], nv = model_.input_detector.size[1];
@@ -132,41 +138,54 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   });
   for (int64_t bad : first_bad)
     if (bad >= 0) {
-      give_back();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        free_.push_back(index);
+        changed_.notify_all();
+      }
       fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(view) + " has a non-finite pixel at column " +
                                            std::to_string(bad % nu) + ", row " + std::to_string(bad / nu));
     }
 
   model_.views[static_cast<size_t>(view)] = geometry;
   model_.matrices[static_cast<size_t>(view)] = matrix;
-  slot.view = view;
-  slot.filtered_ok = false;
-  slot.done = false;
-  slot.error = nullptr;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    // In the background only while the worst case of every view in flight
-    // still fits; otherwise this push waits and learns its own outcome.
-    slot.reserved = store_.stored_bytes() + reserved_bytes_ + view_bound_ <= options_.store_limit;
-    slot.waited_on = !slot.reserved;
-    if (slot.reserved) reserved_bytes_ += view_bound_;
-    claimed_[static_cast<size_t>(view)] = 1;
-    ++in_flight_;
-    accepted_.fetch_add(1);
-    to_filter_.push_back(index);
-    changed_.notify_all();
-    if (!slot.waited_on) return;
-    changed_.wait(lock, [&] { return slot.done; });
-    free_.push_back(index);
-    changed_.notify_all();
-    if (slot.error) std::rethrow_exception(slot.error);
-  }
+  auto job = std::make_shared<Job>();
+  job->view = view;
+  job->slot = index;
+  std::unique_lock<std::mutex> lock(mutex_);
+  // In the background only while the worst case of every view in flight
+  // still fits; otherwise this push waits and learns its own outcome.
+  job->reserved = store_.stored_bytes() + reserved_bytes_ + view_bound_ <= options_.store_limit;
+  job->waited_on = !job->reserved;
+  if (job->reserved) reserved_bytes_ += view_bound_;
+  claimed_[static_cast<size_t>(view)] = 1;
+  ++filtering_;
+  ++in_flight_;
+  accepted_.fetch_add(1);
+  to_filter_.push_back(job);
+  changed_.notify_all();
+  if (!job->waited_on) return;
+  changed_.wait(lock, [&] { return job->done; });
+  if (job->error) std::rethrow_exception(job->error);
 }
 
-void IngestPipeline::drain() {
+void IngestPipeline::seal() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return in_flight_ == 0; });
+  changed_.wait(lock, [&] { return filtering_ == 0 && (keeps_filtered_ || in_flight_ == 0); });
   rethrow_deferred();
+  sealed_ = true;
+  changed_.notify_all();
+}
+
+IngestPipeline::ReadGuard::ReadGuard(IngestPipeline& p) : p_(p) {
+  std::lock_guard<std::mutex> lock(p_.mutex_);
+  ++p_.readers_;
+}
+
+IngestPipeline::ReadGuard::~ReadGuard() {
+  std::lock_guard<std::mutex> lock(p_.mutex_);
+  --p_.readers_;
+  p_.changed_.notify_all();
 }
 
 double IngestPipeline::filter_seconds() const {
@@ -181,94 +200,114 @@ double IngestPipeline::store_seconds() const {
 
 void IngestPipeline::filter_loop() {
   for (;;) {
-    int index;
+    JobPtr job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [&] { return stop_ || !to_filter_.empty(); });
       if (stop_) return;
-      index = to_filter_.front();
+      job = to_filter_.front();
       to_filter_.pop_front();
     }
-    Slot& slot = slots_[static_cast<size_t>(index)];
+    const Slot& slot = slots_[static_cast<size_t>(job->slot)];
     const auto start = Clock::now();
     try {
       throw_if_cancelled(model_);
-      const int v = slot.view;
+      const int v = job->view;
       backend_.filter(model_, v, model_.views[static_cast<size_t>(v)], slot.raw->data(),
-                      sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]), slot.filtered->data());
-      slot.filtered_ok = true;
+                      sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]),
+                      keeps_filtered_ ? nullptr : slot.filtered->data());
+      job->filtered_ok = true;
       backend_.view_filtered(model_, v);
     } catch (...) {
-      slot.error = std::current_exception();
+      job->error = std::current_exception();
     }
     std::lock_guard<std::mutex> lock(mutex_);
     filter_seconds_ += seconds_since(start);
-    to_store_.push_back(index);
+    --filtering_;
+    if (job->filtered_ok) model_.arrived[static_cast<size_t>(job->view)] = 1;
+    if (job->error) {
+      complete(*job);
+      continue;
+    }
+    if (keeps_filtered_) release_slot(*job);  // the backend holds the view now
+    to_store_.push_back(job);
     changed_.notify_all();
   }
 }
 
-void IngestPipeline::store_loop() {
+void IngestPipeline::store_loop(int worker) {
+  float* buffer = keeps_filtered_ ? worker_buffers_[static_cast<size_t>(worker)]->data() : nullptr;
   for (;;) {
-    int index;
+    JobPtr job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || !to_store_.empty(); });
+      changed_.wait(lock, [&] { return stop_ || (!to_store_.empty() && !(sealed_ && readers_ > 0)); });
       if (stop_) return;
-      index = to_store_.front();
+      job = to_store_.front();
       to_store_.pop_front();
     }
-    Slot& slot = slots_[static_cast<size_t>(index)];
-    if (!slot.error) {
-      try {
-        store_one(slot);
-      } catch (...) {
-        slot.error = std::current_exception();
-      }
+    try {
+      store_one(*job, buffer);
+    } catch (...) {
+      job->error = std::current_exception();
     }
-    if (slot.error && slot.filtered_ok) {
-      try {
-        backend_.view_dropped(model_, slot.view);
-      } catch (...) {
-      }
-    }
-    complete(slot);
+    std::lock_guard<std::mutex> lock(mutex_);
+    complete(*job);
   }
 }
 
-void IngestPipeline::store_one(Slot& slot) {
+void IngestPipeline::store_one(Job& job, float* worker_buffer) {
   throw_if_cancelled(model_);
   const auto start = Clock::now();
-  CompressedView compressed = store_.compress(slot.filtered->data(), nullptr);
+  const float* data;
+  if (keeps_filtered_) {
+    backend_.read_filtered(model_, job.view, worker_buffer);
+    data = worker_buffer;
+  } else {
+    data = slots_[static_cast<size_t>(job.slot)].filtered->data();
+  }
+  CompressedView compressed = store_.compress(data, nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
   store_seconds_ += seconds_since(start);
   // Room left for this view: what the others in flight reserved stays theirs.
-  const uint64_t others = reserved_bytes_ - (slot.reserved ? view_bound_ : 0);
+  const uint64_t others = reserved_bytes_ - (job.reserved ? view_bound_ : 0);
   const uint64_t used = store_.stored_bytes() + others;
   if (used + compressed.bytes() > options_.store_limit)
     fail(FDK_ERROR_BUDGET, "the compressed projections would exceed the host memory budget (" +
                                std::to_string(options_.store_limit >> 20) +
                                " MiB for them after the slab reserve and the staging)");
-  store_.commit(slot.view, std::move(compressed));
-  model_.arrived[static_cast<size_t>(slot.view)] = 1;
+  store_.commit(job.view, std::move(compressed));
 }
 
-void IngestPipeline::complete(Slot& slot) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (slot.reserved) reserved_bytes_ -= view_bound_;
-  slot.reserved = false;
+void IngestPipeline::release_slot(Job& job) {
+  if (job.slot < 0) return;
+  free_.push_back(job.slot);
+  job.slot = -1;
+}
+
+void IngestPipeline::complete(Job& job) {
+  if (job.reserved) reserved_bytes_ -= view_bound_;
+  job.reserved = false;
+  release_slot(job);
   --in_flight_;
-  if (slot.error) {
-    slot.error = view_error(slot.view, slot.error);
-    claimed_[static_cast<size_t>(slot.view)] = 0;
-    accepted_.fetch_sub(1);
+  if (job.error) {
+    job.error = view_error(job.view, job.error);
+    // Once sealed, the view is in the volume already: it only misses from
+    // the store (which a resident volume does not read).
+    if (!sealed_) {
+      claimed_[static_cast<size_t>(job.view)] = 0;
+      accepted_.fetch_sub(1);
+      if (job.filtered_ok) {
+        model_.arrived[static_cast<size_t>(job.view)] = 0;
+        try {
+          backend_.view_dropped(model_, job.view);
+        } catch (...) {
+        }
+      }
+      if (!job.waited_on && !deferred_) deferred_ = job.error;
+    }
   }
-  slot.done = true;
-  const int index = static_cast<int>(&slot - slots_.data());
-  if (!slot.waited_on) {
-    if (slot.error && !deferred_) deferred_ = slot.error;
-    free_.push_back(index);
-  }
+  job.done = true;
   changed_.notify_all();
 }
 

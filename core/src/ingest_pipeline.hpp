@@ -3,13 +3,15 @@
 // thread weights and filters the views in push order (so a backend that
 // backprojects them into resident slabs sees one deterministic order), and
 // store workers compress and commit them. A fixed number of slots bounds the
-// memory: a push waits for a free one.
+// memory: a push waits for a free one. When the backend keeps the filtered
+// views itself (a resident GPU volume), a slot is free once its view is
+// filtered and the store catches up on its own, also after fdk_finish.
 //
 // A view admitted while the store's worst case still fits the budget is
 // processed in the background; near the budget the push waits for its own
 // view to be stored, so a BUDGET refusal is reported by the push that caused
 // it. Failures after a push returned (device, memory) are kept and reported
-// by the next push or drain, naming the view, which is then not stored.
+// by the next push or seal, naming the view, which is then not stored.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -37,6 +39,9 @@ class IngestPipeline {
 
   // Staging bytes one slot holds (raw plus filtered projection).
   static uint64_t slot_bytes(const ScanModel& model);
+  // Host staging the pipeline allocates (slots, and per-worker buffers
+  // when the backend keeps the filtered views).
+  static uint64_t staging_bytes(const ScanModel& model, const Options& options, bool backend_keeps_filtered);
 
   IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options);
   // Stops the threads after the views they are working on; queued views
@@ -47,14 +52,27 @@ class IngestPipeline {
 
   // One view (calls serialised by the caller). Checks every pixel is
   // finite while copying them on `pool`; sets the view's geometry and matrix
-  // in the model. Throws fdk::Error: INVALID_ARGUMENT, DUPLICATE, a deferred
-  // failure of an earlier view, or this view's own failure when it had to
-  // wait for the store (BUDGET near the limit).
+  // in the model, and model.arrived once it is filtered. Throws fdk::Error:
+  // INVALID_ARGUMENT, DUPLICATE, a deferred failure of an earlier view, or
+  // this view's own failure when it had to wait for the store (BUDGET near
+  // the limit).
   void push(int view, const ViewGeometry& geometry, const IndexMatrix& matrix, const float* pixels,
             size_t pitch_bytes, ThreadPool& pool);
-  // Waits until every pushed view is stored or has failed; then throws the
-  // first deferred failure, if any (once).
-  void drain();
+  // No more views: waits until every pushed view is filtered (and stored,
+  // unless the backend keeps the filtered views), then throws the first
+  // deferred failure (once; the pipeline stays open) or seals it: model.arrived
+  // is final, and a later store failure only leaves the view out of the store.
+  void seal();
+  // While a guard lives, background compression after seal() pauses (it
+  // would compete with slab downloads for the bus and the CPU).
+  class ReadGuard {
+   public:
+    explicit ReadGuard(IngestPipeline& p);
+    ~ReadGuard();
+
+   private:
+    IngestPipeline& p_;
+  };
 
   // Views pushed and not failed (stored or on their way).
   int views_accepted() const { return accepted_.load(); }
@@ -64,19 +82,25 @@ class IngestPipeline {
  private:
   struct Slot {
     std::unique_ptr<StagingBuffer> raw, filtered;
+  };
+  // One pushed view on its way.
+  struct Job {
     int view = -1;
+    int slot = -1;           // its staging slot, until released
     bool waited_on = false;  // the push waits for this view
     bool reserved = false;   // holds a worst-case reservation in the budget
     bool filtered_ok = false;
     bool done = false;
     std::exception_ptr error;
   };
+  using JobPtr = std::shared_ptr<Job>;
 
   void filter_loop();
-  void store_loop();
-  void store_one(Slot& slot);
-  void complete(Slot& slot);
-  void rethrow_deferred();  // with mutex_ held
+  void store_loop(int worker);
+  void store_one(Job& job, float* worker_buffer);
+  void complete(Job& job);                  // with mutex_ held
+  void release_slot(Job& job);              // with mutex_ held
+  void rethrow_deferred();                  // with mutex_ held
 
   ScanModel& model_;
   ProjectionStore& store_;
@@ -84,15 +108,21 @@ class IngestPipeline {
   const Options options_;
   const uint64_t view_bound_;  // worst-case stored bytes of one view
 
+  const bool keeps_filtered_;
+
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<StagingBuffer>> worker_buffers_;  // when keeps_filtered_
   std::vector<int> free_;
-  std::deque<int> to_filter_, to_store_;
+  std::deque<JobPtr> to_filter_, to_store_;
   std::vector<unsigned char> claimed_;  // pushed and not failed
-  int in_flight_ = 0;                   // slots between push and completion
+  int filtering_ = 0;                   // jobs between push and the end of filtering
+  int in_flight_ = 0;                   // jobs between push and completion
   uint64_t reserved_bytes_ = 0;         // worst case of the views in flight
   std::exception_ptr deferred_;
+  bool sealed_ = false;
+  int readers_ = 0;
   bool stop_ = false;
   double filter_seconds_ = 0, store_seconds_ = 0;
   std::atomic<int> accepted_{0};

@@ -54,7 +54,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   ingest.slots = ingest.store_workers + 3;
   if (slot_bytes * static_cast<uint64_t>(ingest.slots) > settings_.host_budget / 8)
     ingest.slots = static_cast<int>(std::max<uint64_t>(2, settings_.host_budget / 8 / slot_bytes));
-  const uint64_t staging_bytes = slot_bytes * static_cast<uint64_t>(ingest.slots);
+  const uint64_t staging_bytes = IngestPipeline::staging_bytes(model_, ingest, backend_->keeps_filtered());
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
   plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
                      backend_->max_slab_planes(model_), backend_->preferred_slab_bytes(model_),
@@ -95,9 +95,9 @@ void Reconstruction::finish() {
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
   if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
-  ingest_->drain();
+  ingest_->seal();
   check_usable();
-  if (store_->views_stored() == 0)
+  if (ingest_->views_accepted() == 0)
     fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
   model_.view_weights = angular_weights(model_.views, model_.arrived, model_.redundancy.short_scan);
   model_.view_order.clear();
@@ -126,6 +126,7 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
     fail(FDK_ERROR_INVALID_ARGUMENT, "buffer_bytes " + std::to_string(buffer_bytes) + " is smaller than slab " +
                                          std::to_string(slab) + "'s " + std::to_string(bytes) + " bytes");
   const auto& range = plan_.slabs[static_cast<size_t>(slab)];
+  const IngestPipeline::ReadGuard pause_store(*ingest_);
   if (backend_->keeps_volume()) {
     backend_->backproject(model_, range[0], range[1], buffer);
     mark_done(slab);

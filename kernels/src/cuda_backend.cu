@@ -11,6 +11,7 @@
 #include <chrono>
 #include <array>
 #include <atomic>
+#include <mutex>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -27,9 +28,18 @@
 namespace fdk::cuda {
 namespace {
 
-constexpr int kResidentQuads = 32;   // quads per launch when resident
+// Quads per launch when resident: each launch reads and writes the whole
+// volume once (5 % of its time at 16 quads), and a launch cannot be split
+// once queued, so smaller groups leave less work behind the last view.
+constexpr int kResidentQuads = 16;
+// At fdk_finish the groups still waiting are launched chunk by chunk of
+// this many y planes (a multiple of kPlanesPerThread, so every voxel sees
+// the same arithmetic as in a whole-volume launch): a slab can be
+// downloaded while the next chunk computes.
+constexpr int kFinishChunks = 16;
 constexpr int kStreamQuads = 8;      // quads per launch when streaming
 constexpr int kStreamViews = 4 * kStreamQuads;
+constexpr size_t kBounceFloats = size_t{16} << 20;  // 64 MiB per slab-download bounce buffer
 
 int device_count() noexcept {
   int count = 0;
@@ -135,6 +145,10 @@ class CudaBackend final : public Backend {
                                          model.redundancy.short_scan);
       nominal_views_ = model.views;
       compute_mask(model, true);
+      const int ny = model.volume.size[1];
+      chunk_planes_ = static_cast<int>(round_up(static_cast<size_t>((ny + kFinishChunks - 1) / kFinishChunks),
+                                                static_cast<size_t>(kPlanesPerThread)));
+      chunk_ready_ = std::vector<Event>(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_));
     } else {
       // Streaming: a slab plus two batch sets must fit; each plane of slab
       // brings at most rows_per_plane_ detector rows into every window.
@@ -146,6 +160,8 @@ class CudaBackend final : public Backend {
       const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed;
       max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
     }
+    // Pinning costs milliseconds per hundred MiB: done here, not in a read.
+    for (auto& b : bounce_) b.resize(kBounceFloats);
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (setup)");
     scope_.leave();
   }
@@ -156,11 +172,15 @@ class CudaBackend final : public Backend {
     scope_.enter();
     cudaStreamSynchronize(bp_stream_.get());
     cudaStreamSynchronize(filter_stream_.get());
+    cudaStreamSynchronize(store_stream_.get());
+    cudaStreamSynchronize(download_stream_.get());
   }
 
   fdk_backend kind() const override { return FDK_BACKEND_CUDA; }
 
   void add_timings(fdk_timings& t) const override {
+    // The kernel clock is read once every launch is made (after finish).
+    if (finished_) clock_.collect();
     t.backproject_seconds += clock_.seconds();
     t.upload_seconds += upload_seconds_;
     t.download_seconds += download_seconds_;
@@ -200,6 +220,20 @@ class CudaBackend final : public Backend {
     filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered);
   }
 
+  bool keeps_filtered() const override { return resident_; }
+
+  // Store workers fetch resident filtered views (one copy at a time: they
+  // share the bus with the uploads anyway).
+  void read_filtered(const ScanModel& model, int view, float* out) override {
+    DeviceGuard guard(device_);
+    std::lock_guard<std::mutex> lock(store_copy_mutex_);
+    check(cudaMemcpy2DAsync(out, columns_ * sizeof(float), projections_.get() + static_cast<size_t>(view) * view_stride_,
+                            pitch_ * sizeof(float), columns_ * sizeof(float), rows_, cudaMemcpyDeviceToHost,
+                            store_stream_.get()),
+          "cudaMemcpy2DAsync (filtered view for the store)");
+    check(cudaStreamSynchronize(store_stream_.get()), "cudaStreamSynchronize (store copy)");
+  }
+
   // Runs on the ingest filter thread, in push order: complete quads are
   // backprojected into the resident volume in batches.
   void view_filtered(const ScanModel& model, int view) override {
@@ -214,7 +248,17 @@ class CudaBackend final : public Backend {
     if (q >= 0) {
       if (++quad_arrivals_[static_cast<size_t>(q)] == 4) {
         pending_quads_.push_back(q);
-        if (static_cast<int>(pending_quads_.size()) == kResidentQuads) flush_quads(model, nominal_weights_);
+        if (static_cast<int>(pending_quads_.size()) == kResidentQuads) {
+          // Launched while the GPU keeps up; held for fdk_finish's chunked
+          // launches when it is behind. Groups stay the same either way,
+          // so every voxel sums the same groups in the same order.
+          held_.push_back(std::move(pending_quads_));
+          pending_quads_.clear();
+        }
+        while (!held_.empty() && !gpu_behind()) {
+          launch_group(model, held_.front(), nominal_weights_, 0, model.volume.size[1]);
+          held_.erase(held_.begin());
+        }
       }
     } else {
       pending_views_.push_back(view);
@@ -235,9 +279,28 @@ class CudaBackend final : public Backend {
     bool all_arrived = true;
     for (unsigned char a : model.arrived) all_arrived &= a != 0;
     if (all_arrived && !geometry_changed_ && !dirty_ && !dropped_.load()) {
-      flush_quads(model, nominal_weights_);
       flush_views(model, nominal_weights_);
+      if (!pending_quads_.empty()) held_.push_back(std::move(pending_quads_));
+      pending_quads_.clear();
+      // Chunk-major: chunk c is final after its events; reads wait for
+      // exactly the chunks they cover, downloads overlap later chunks.
+      const int ny = model.volume.size[1];
+      for (size_t c = 0; c < chunk_ready_.size(); ++c) {
+        const int y0 = static_cast<int>(c) * chunk_planes_;
+        if (y0 >= ny) {
+          chunk_ready_[c].record(bp_stream_.get());
+          continue;
+        }
+        for (const auto& group : held_)
+          launch_group(model, group, nominal_weights_, y0, std::min(chunk_planes_, ny - y0));
+        chunk_ready_[c].record(bp_stream_.get());
+      }
+      held_.clear();
+      finished_ = true;
+      return;  // no wait: fdk_read_slab waits for its chunks
     } else {
+      // held_ groups are launched again below from the arrivals.
+      held_.clear();
       // The weights the views were accumulated with are not the final ones:
       // start again from the filtered projections still on the device.
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
@@ -261,8 +324,8 @@ class CudaBackend final : public Backend {
       flush_quads(model, model.view_weights);
       flush_views(model, model.view_weights);
     }
-    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (backprojection)");
-    clock_.collect();
+    for (Event& e : chunk_ready_) e.record(bp_stream_.get());
+    finished_ = true;
   }
 
   void backproject(const ScanModel& model, int y0, int y1, float* out) override {
@@ -270,7 +333,10 @@ class CudaBackend final : public Backend {
     const size_t plane = model.plane_floats();
     if (resident_) {
       const auto start = std::chrono::steady_clock::now();
-      download(volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0), out);
+      for (int c = y0 / chunk_planes_; c * chunk_planes_ < y1; ++c)
+        check(cudaStreamWaitEvent(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), 0),
+              "cudaStreamWaitEvent (chunk)");
+      download(volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0), out, download_stream_.get());
       download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return;
     }
@@ -388,14 +454,27 @@ class CudaBackend final : public Backend {
 
   // Resident: backproject the complete quads queued so far into the volume.
   void flush_quads(const ScanModel& model, const std::vector<double>& weights) {
-    if (pending_quads_.empty()) return;
+    launch_group(model, pending_quads_, weights, 0, model.volume.size[1]);
+    pending_quads_.clear();
+  }
+
+  // True when a new launch would wait for the GPU (both batch sets busy).
+  bool gpu_behind() const {
+    const BatchSet& set = sets_[static_cast<size_t>(next_set_)];
+    return set.used && !set.done.ready();
+  }
+
+  // Resident: quads `group` into planes [y0, y0 + planes) of the volume.
+  void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
+                    int y0, int planes) {
+    if (group.empty()) return;
     BatchSet& set = next_set();
     QuadBatch batch{};
-    batch.g = slab_geometry(model, 0, model.volume.size[1]);
-    batch.count = static_cast<int>(pending_quads_.size());
+    batch.g = slab_geometry(model, y0, planes);
+    batch.count = static_cast<int>(group.size());
     prepare_quads(batch, set);
     for (int s = 0; s < batch.count; ++s) {
-      const auto& quad = quads_[static_cast<size_t>(pending_quads_[static_cast<size_t>(s)])];
+      const auto& quad = quads_[static_cast<size_t>(group[static_cast<size_t>(s)])];
       const float* src[4];
       float scale[4];
       for (int c = 0; c < 4; ++c) {
@@ -408,11 +487,11 @@ class CudaBackend final : public Backend {
       set_quad_textures(batch, set, s);
     }
     clock_.begin(bp_stream_.get());
-    launch_quads(batch, volume_.get(), mask_.get(), bp_stream_.get());
+    launch_quads(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0), mask_.get(),
+                 bp_stream_.get());
     clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
     set.used = true;
-    pending_quads_.clear();
   }
 
   void add_view(const ScanModel& model, int view, const std::vector<double>& weights) {
@@ -445,17 +524,16 @@ class CudaBackend final : public Backend {
 
   // Device to caller memory (pageable): DMA into one pinned bounce buffer
   // while CPU threads copy the previous chunk out of the other.
-  void download(const float* src, size_t count, float* out) {
-    constexpr size_t kChunk = size_t{16} << 20;  // floats: 64 MiB
-    for (auto& b : bounce_) b.resize(kChunk);
+  void download(const float* src, size_t count, float* out, cudaStream_t stream) {
+    constexpr size_t kChunk = kBounceFloats;
     const size_t chunks = (count + kChunk - 1) / kChunk;
     for (size_t c = 0; c <= chunks; ++c) {
       if (c < chunks) {
         const size_t n = std::min(kChunk, count - c * kChunk);
         check(cudaMemcpyAsync(bounce_[c & 1].get(), src + c * kChunk, n * sizeof(float), cudaMemcpyDeviceToHost,
-                              bp_stream_.get()),
+                              stream),
               "cudaMemcpyAsync (slab download)");
-        bounce_done_[c & 1].record(bp_stream_.get());
+        bounce_done_[c & 1].record(stream);
       }
       if (c > 0) {
         const size_t p = c - 1, n = std::min(kChunk, count - p * kChunk);
@@ -512,7 +590,7 @@ class CudaBackend final : public Backend {
       first = last;
     }
     const auto start = std::chrono::steady_clock::now();
-    download(slab_.get(), model.plane_floats() * planes, out);  // waits for the kernels first
+    download(slab_.get(), model.plane_floats() * planes, out, bp_stream_.get());  // after the kernels
     download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (slab)");
     clock_.collect();
@@ -606,7 +684,8 @@ class CudaBackend final : public Backend {
   ThreadPool pool_;
   // Filtering runs ahead of backprojection launches that are long (a batch
   // over the whole resident volume), so a push never waits for one.
-  Stream filter_stream_{+1}, bp_stream_{-1};
+  Stream filter_stream_{+1}, bp_stream_{-1}, store_stream_{0}, download_stream_{0};
+  std::mutex store_copy_mutex_;
   GpuFilter filter_;
   TexelFormat format_;
   size_t tex_align_ = 32;
@@ -624,6 +703,10 @@ class CudaBackend final : public Backend {
   std::vector<int> quad_of_view_;
   std::vector<int> quad_arrivals_;
   std::vector<int> pending_quads_, pending_views_;
+  std::vector<std::vector<int>> held_;  // complete groups not launched yet (the GPU was behind)
+  int chunk_planes_ = 8;
+  std::vector<Event> chunk_ready_;      // resident: chunk c of the volume is final
+  bool finished_ = false;
   std::vector<double> nominal_weights_;
   std::vector<ViewGeometry> nominal_views_;
   bool geometry_changed_ = false, dirty_ = false;
@@ -635,7 +718,7 @@ class CudaBackend final : public Backend {
   DeviceBuffer<double> mask_matrices_, mask_principal_;
   std::vector<TextureObject> view_tex_;
   std::array<BatchSet, 2> sets_;
-  KernelClock clock_;
+  mutable KernelClock clock_;
   std::array<PinnedBuffer<float>, 2> bounce_;
   std::array<Event, 2> bounce_done_;
   double upload_seconds_ = 0, download_seconds_ = 0;

@@ -150,6 +150,17 @@ class Event {
   Event& operator=(const Event&) = delete;
   void record(cudaStream_t s) { check(cudaEventRecord(e_, s), "cudaEventRecord"); }
   void synchronize() const { check(cudaEventSynchronize(e_), "cudaEventSynchronize"); }
+  // True once the work before the last record() is done.
+  bool ready() const {
+    const cudaError_t r = cudaEventQuery(e_);
+    if (r == cudaErrorNotReady) {
+      // "Not ready" is no failure: keep it out of cudaGetLastError.
+      if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
+      return false;
+    }
+    check(r, "cudaEventQuery");
+    return true;
+  }
   cudaEvent_t get() const { return e_; }
 
  private:

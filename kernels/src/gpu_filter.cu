@@ -120,9 +120,10 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
   check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), padded_.get() + pad_, n_ * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpy2DAsync (filtered)");
-  check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
-                          width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
-        "cudaMemcpy2DAsync (filtered download)");
+  if (host_out)
+    check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
+                            width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpy2DAsync (filtered download)");
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
 }
 

@@ -13,7 +13,7 @@ class GpuFilter {
   // Uploads one raw projection (`pixels`, pinned), weights and filters it,
   // and leaves the result (detector.size[1] rows of detector.size[0]
   // floats, rows `device_pitch` floats apart) in `device_out`, and a
-  // contiguous copy in `host_out` (pinned). Returns once host_out is written.
+  // contiguous copy in `host_out` (pinned; null: none). Returns once done.
   void run(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
            float* device_out, size_t device_pitch, float* host_out);
 

@@ -63,9 +63,18 @@ class Backend {
   // one projection (pixels as pushed, in a staging buffer) into `filtered`
   // (a staging buffer): height rows of model.detector.size[0] floats,
   // contiguous. Called on the ingest pipeline's filter thread, one view at a
-  // time, in push order.
+  // time, in push order. `filtered` is null when keeps_filtered(): the
+  // store fetches the view later through read_filtered().
   virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                       size_t pitch_bytes, float* filtered) = 0;
+  // True when the backend keeps every filtered view itself (a resident GPU
+  // volume): the push path then does not wait for compression, and
+  // fdk_finish does not wait for the store either (slabs are read from the
+  // backend's volume).
+  virtual bool keeps_filtered() const { return false; }
+  // Copies filtered view `view` into `out` (a staging buffer). Only when
+  // keeps_filtered(); any thread.
+  virtual void read_filtered(const ScanModel& model, int view, float* out) {}
   // Right after filter(), on the same thread: a backend may backproject the
   // view into slabs it keeps resident. The view is not yet in the store.
   virtual void view_filtered(const ScanModel& model, int view) {}
