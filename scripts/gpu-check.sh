@@ -3,7 +3,8 @@
 # runs the gpu-labelled tests, then the benchmark cases, and prints a short
 # table last. Debian's gtest and KissFFT travel unpacked in .deps/root (see
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
-#   usage: scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
+#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
+#   (the device copy may not carry .git: FDK_COMMIT names the commit measured)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out="${OUT:-/tmp/fdk-gpu-out}"
@@ -25,7 +26,7 @@ if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ]; then run_tests=1 run_bench=1; f
 [ ${#cases[@]} -gt 0 ] || cases=(a b c)
 
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${FDK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 rm -f build-gpu/CMakeCache.txt
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
