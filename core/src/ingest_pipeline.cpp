@@ -41,10 +41,22 @@ size_t filtered_floats(const ScanModel& m) {
   return static_cast<size_t>(m.detector.size[0]) * static_cast<size_t>(m.detector.size[1]);
 }
 
+// Store workers: compression of one view runs on one thread, so views in
+// flight compress side by side. More than a dozen outruns any GPU's filter.
+constexpr int kMaxStoreWorkers = 12;
+
+uint64_t slot_bytes(const ScanModel& model) { return 4ull * (raw_floats(model) + filtered_floats(model)); }
+
 }  // namespace
 
-uint64_t IngestPipeline::slot_bytes(const ScanModel& model) {
-  return 4ull * (raw_floats(model) + filtered_floats(model));
+IngestPipeline::Options IngestPipeline::sized_for(const ScanModel& model, int num_threads, uint64_t host_budget) {
+  Options o;
+  o.store_workers = std::max(1, std::min(num_threads, kMaxStoreWorkers));
+  const uint64_t bytes = slot_bytes(model);
+  o.slots = o.store_workers + 3;
+  if (bytes * static_cast<uint64_t>(o.slots) > host_budget / 8)
+    o.slots = static_cast<int>(std::max<uint64_t>(2, host_budget / 8 / bytes));
+  return o;
 }
 
 uint64_t IngestPipeline::staging_bytes(const ScanModel& model, const Options& options, bool keeps_filtered) {

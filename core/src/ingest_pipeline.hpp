@@ -37,8 +37,10 @@ class IngestPipeline {
     uint64_t store_limit = 0;  // bytes the compressed store may hold
   };
 
-  // Staging bytes one slot holds (raw plus filtered projection).
-  static uint64_t slot_bytes(const ScanModel& model);
+  // Workers and slots for `num_threads` threads (store_limit left 0):
+  // one slot per store worker and a few to keep the filter busy, fewer
+  // when the host budget is tight.
+  static Options sized_for(const ScanModel& model, int num_threads, uint64_t host_budget);
   // Host staging the pipeline allocates (slots, and per-worker buffers
   // when the backend keeps the filtered views).
   static uint64_t staging_bytes(const ScanModel& model, const Options& options, bool backend_keeps_filtered);

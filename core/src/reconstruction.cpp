@@ -1,8 +1,6 @@
 #include "fdk/core/reconstruction.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -11,13 +9,6 @@
 #include "ingest_pipeline.hpp"
 
 namespace fdk {
-namespace {
-
-// Store workers: compression of one view runs on one thread, so views in
-// flight compress side by side. More than a dozen outruns any GPU's filter.
-constexpr int kMaxStoreWorkers = 12;
-
-}  // namespace
 
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
     : settings_(validate_config(config)), ingest_pool_(settings_.num_threads) {
@@ -46,14 +37,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   configured_matrices_ = model_.matrices;
 
   backend_ = make_backend(model_, settings_);
-  // Staging slots for projections in flight: one per store worker and a few
-  // to keep the filter busy, fewer when the host budget is tight.
-  IngestPipeline::Options ingest;
-  ingest.store_workers = std::min(settings_.num_threads, kMaxStoreWorkers);
-  const uint64_t slot_bytes = IngestPipeline::slot_bytes(model_);
-  ingest.slots = ingest.store_workers + 3;
-  if (slot_bytes * static_cast<uint64_t>(ingest.slots) > settings_.host_budget / 8)
-    ingest.slots = static_cast<int>(std::max<uint64_t>(2, settings_.host_budget / 8 / slot_bytes));
+  IngestPipeline::Options ingest = IngestPipeline::sized_for(model_, settings_.num_threads, settings_.host_budget);
   const uint64_t staging_bytes = IngestPipeline::staging_bytes(model_, ingest, backend_->keeps_filtered());
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
   plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,

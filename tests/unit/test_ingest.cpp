@@ -118,8 +118,15 @@ TEST(Ingest, PushReturnsBeforeFilteringAndFinishWaits) {
   Injection in;
   auto r = make(scan, in);
   in.close();
-  r->push(0, scan.pixels(0), scan.pitch(), nullptr);  // returns although filter() is held
+  // Returns although filter() is held (a synchronous push would not).
+  auto pushing = std::async(std::launch::async, [&] { r->push(0, scan.pixels(0), scan.pitch(), nullptr); });
   ASSERT_TRUE(in.wait_filtering(5s));
+  if (pushing.wait_for(2s) != std::future_status::ready) {
+    in.release();
+    pushing.get();
+    FAIL() << "the push waited for filtering";
+  }
+  pushing.get();
   EXPECT_EQ(r->store_info().views_stored, 0);
   EXPECT_EQ(r->progress().views_pushed, 1);
   auto finishing = std::async(std::launch::async, [&] { r->finish(); });
