@@ -166,18 +166,21 @@ TEST(Ingest, ABackgroundFailureIsReportedOnceNamingTheViewWhichMayBePushedAgain)
   Injection in;
   in.fail_view = 3;
   auto r = make(scan, in);
-  for (int v = 0; v < 6; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  // Filtering held until every push has returned (five views fit the
+  // staging), so the failure can only surface at finish.
+  in.close();
+  for (int v = 0; v < 5; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  in.release();
   std::string message;
-  // The failure surfaces at the next call that waits for the pipeline.
   EXPECT_EQ(code_of([&] { r->finish(); }, &message), FDK_ERROR_DEVICE);
   EXPECT_NE(message.find("projection 3 was not stored"), std::string::npos) << message;
   EXPECT_NE(message.find("injected device failure"), std::string::npos) << message;
-  EXPECT_EQ(r->store_info().views_stored, 5);
-  EXPECT_EQ(r->progress().views_pushed, 5);
+  EXPECT_EQ(r->store_info().views_stored, 4);
+  EXPECT_EQ(r->progress().views_pushed, 4);
   // Reported once; the view is free to come again.
   r->push(3, scan.pixels(3), scan.pitch(), nullptr);
   EXPECT_EQ(code_of([&] { r->push(3, scan.pixels(3), scan.pitch(), nullptr); }), FDK_ERROR_DUPLICATE);
-  for (int v = 6; v < scan.views(); ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  for (int v = 5; v < scan.views(); ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
   r->finish();
   const std::vector<float> volume = volume_of(*r);
   ASSERT_EQ(volume.size(), reference.size());
