@@ -305,8 +305,10 @@ void IngestPipeline::complete(Job& job) {
   if (job.error) {
     job.error = view_error(job.view, job.error);
     // Once sealed, the view is in the volume already: it only misses from
-    // the store (which a resident volume does not read).
-    if (!sealed_) {
+    // the store (which a resident volume does not read). Once cancelled,
+    // nothing can be pushed again: the counts stay as the caller left them.
+    const bool cancelled = model_.cancelled && model_.cancelled->load();
+    if (!sealed_ && !cancelled) {
       claimed_[static_cast<size_t>(job.view)] = 0;
       accepted_.fetch_sub(1);
       if (job.filtered_ok) {

@@ -229,6 +229,7 @@ TEST(Ingest, DestroyAndCancelWithViewsInFlightAreClean) {
     r->cancel();
     in.release();
     EXPECT_EQ(code_of([&] { r->finish(); }), FDK_ERROR_CANCELLED);
+    EXPECT_EQ(r->progress().views_pushed, 3);  // views in flight are not taken back
     EXPECT_EQ(code_of([&] { r->push(5, scan.pixels(5), scan.pitch(), nullptr); }), FDK_ERROR_CANCELLED);
   }
 }
