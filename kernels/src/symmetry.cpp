@@ -28,6 +28,47 @@ std::array<double, 12> composed(const IndexMatrix& b, int c, int n) {
   return out;
 }
 
+// The matrix of view b applied to the mirror (i, j, nz-1-k) of voxel
+// (i, j, k), its column flipped about the detector's centre.
+std::array<double, 12> mirrored(const IndexMatrix& b, int nz, int columns) {
+  std::array<double, 12> out{};
+  for (int r = 0; r < 3; ++r) {
+    const double* m = b.m.data() + 4 * r;
+    double* o = out.data() + 4 * r;
+    o[0] = m[0];
+    o[1] = m[1];
+    o[2] = -m[2];
+    o[3] = m[3] + m[2] * (nz - 1);
+  }
+  for (int c = 0; c < 4; ++c) out[c] = (columns - 1) * out[8 + c] - out[c];
+  return out;
+}
+
+// Views by angle: the view at a given angle (within 1e-6 rad), or -1.
+class AngleIndex {
+ public:
+  explicit AngleIndex(const std::vector<ViewGeometry>& views) : views_(views), order_(views.size()) {
+    std::iota(order_.begin(), order_.end(), 0);
+    std::sort(order_.begin(), order_.end(), [&](int a, int b) { return views_[a].angle < views_[b].angle; });
+  }
+  int operator()(double angle) const {
+    constexpr double tol = 1e-6;
+    angle = std::fmod(angle, 2 * kPi);
+    if (angle < 0) angle += 2 * kPi;
+    auto it = std::lower_bound(order_.begin(), order_.end(), angle - tol,
+                               [&](int v, double a) { return views_[v].angle < a; });
+    if (it != order_.end() && std::abs(views_[*it].angle - angle) <= tol) return *it;
+    // Near 0 and 2 pi the same angle may sit at either end.
+    if (angle > 2 * kPi - tol && !order_.empty() && views_[order_.front()].angle < tol) return order_.front();
+    if (angle < tol && !order_.empty() && views_[order_.back()].angle > 2 * kPi - tol) return order_.back();
+    return -1;
+  }
+
+ private:
+  const std::vector<ViewGeometry>& views_;
+  std::vector<int> order_;
+};
+
 bool same(const IndexMatrix& a, const std::array<double, 12>& b, int n) {
   for (int r = 0; r < 3; ++r) {
     const double* x = a.m.data() + 4 * r;
@@ -48,20 +89,7 @@ std::vector<std::array<int, 4>> find_symmetric_quads(const std::vector<ViewGeome
   const int n = volume.size[0];
   if (volume.size[2] != n || n % 2 != 0) return quads;
   const int count = static_cast<int>(views.size());
-  std::vector<int> order(static_cast<size_t>(count));
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return views[a].angle < views[b].angle; });
-  const double tol = 1e-6;
-  auto find = [&](double angle) -> int {
-    angle = std::fmod(angle, 2 * kPi);
-    auto it = std::lower_bound(order.begin(), order.end(), angle - tol,
-                               [&](int v, double a) { return views[v].angle < a; });
-    if (it != order.end() && std::abs(views[*it].angle - angle) <= tol) return *it;
-    // Near 0 and 2 pi the same angle may sit at either end.
-    if (angle > 2 * kPi - tol && !order.empty() && views[order.front()].angle < tol) return order.front();
-    if (angle < tol && !order.empty() && views[order.back()].angle > 2 * kPi - tol) return order.back();
-    return -1;
-  };
+  const AngleIndex find(views);
   std::vector<unsigned char> used(static_cast<size_t>(count), 0);
   for (int v = 0; v < count; ++v) {
     // The quad kernel reuses a column's detector column along y: untilted only.
@@ -79,6 +107,29 @@ std::vector<std::array<int, 4>> find_symmetric_quads(const std::vector<ViewGeome
     quads.push_back(quad);
   }
   return quads;
+}
+
+std::vector<std::array<int, 2>> find_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                  const std::vector<IndexMatrix>& matrices,
+                                                  const fdk_volume& volume, int columns) {
+  std::vector<std::array<int, 2>> pairs;
+  const int nz = volume.size[2];
+  if (nz % 2 != 0) return pairs;
+  const int count = static_cast<int>(views.size());
+  const AngleIndex find(views);
+  std::vector<unsigned char> used(static_cast<size_t>(count), 0);
+  for (int v = 0; v < count; ++v) {
+    // The pair kernel reuses a column's detector column along y: untilted only.
+    if (used[v] || !matrices[v].y_separable()) continue;
+    const int w = find(kPi - views[v].angle);
+    if (w < 0 || used[w] || !matrices[w].y_separable() ||
+        std::abs(views[w].sid - views[v].sid) > 1e-9 * views[v].sid ||
+        !same(matrices[v], mirrored(matrices[w], nz, columns), std::max(nz, volume.size[0])))
+      continue;
+    used[v] = used[w] = 1;
+    pairs.push_back({v, w});
+  }
+  return pairs;
 }
 
 }  // namespace fdk::cuda

@@ -1,5 +1,6 @@
-// Views that the 90-degree rotations of a square, centred voxel grid map
-// onto each other: one detector lookup then serves four voxels.
+// Views that a symmetry of a centred voxel grid maps onto each other, so that
+// one detector lookup serves several voxel-view pairs: quads under the
+// 90-degree rotations of a square grid, pairs under the mirror z -> -z.
 #pragma once
 #include <array>
 #include <vector>
@@ -16,5 +17,15 @@ namespace fdk::cuda {
 std::vector<std::array<int, 4>> find_symmetric_quads(const std::vector<ViewGeometry>& views,
                                                      const std::vector<IndexMatrix>& matrices,
                                                      const fdk_volume& volume);
+
+// Pairs {a, b}: b at 180 degrees minus a's angle, whose matrix equals a's
+// composed with the mirror (i, j, k) -> (i, j, nz-1-k) and the column flip
+// u -> columns-1-u (a centred detector). A view at 90 or 270 degrees is its
+// own partner (a == b). Both views untilted; each view in at most one pair.
+// Pairs complete within the scan's half, where quads need three quarters of
+// it. Empty when nz is odd.
+std::vector<std::array<int, 2>> find_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                  const std::vector<IndexMatrix>& matrices,
+                                                  const fdk_volume& volume, int columns);
 
 }  // namespace fdk::cuda

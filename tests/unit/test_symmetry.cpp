@@ -1,0 +1,90 @@
+// The view symmetries the CUDA backend's fast kernels rely on, found from
+// the projection matrices alone (no GPU needed): mirror pairs of a centred
+// detector complete within their half of the scan; an off-centre detector
+// or an odd grid has none; quads need a square grid.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "fdk/core/geometry.hpp"
+#include "symmetry.hpp"
+
+namespace {
+
+struct Scan {
+  fdk_volume volume{};
+  fdk_detector detector{};
+  std::vector<fdk::ViewGeometry> views;
+  std::vector<fdk::IndexMatrix> matrices;
+};
+
+Scan circular(int n, int nz, int views, int columns, double detector_shift_px = 0, double first_deg = 0) {
+  Scan s;
+  for (int a = 0; a < 3; ++a) {
+    const int size = a == 2 ? nz : n;
+    s.volume.size[a] = size;
+    s.volume.spacing[a] = 256.0 / n;
+    s.volume.origin[a] = -0.5 * (size - 1) * s.volume.spacing[a];
+  }
+  s.detector.size[0] = columns;
+  s.detector.size[1] = columns;
+  for (int a = 0; a < 2; ++a) {
+    s.detector.spacing[a] = 1.5 * 256.0 / columns;
+    s.detector.origin[a] = -0.5 * (columns - 1) * s.detector.spacing[a];
+  }
+  s.detector.origin[0] += detector_shift_px * s.detector.spacing[0];
+  fdk_scan scan{};
+  scan.struct_size = sizeof(scan);
+  scan.kind = FDK_SCAN_UNIFORM;
+  scan.num_views = views;
+  scan.first_angle_deg = first_deg;
+  scan.arc_deg = 360;
+  scan.uniform.sid = 1000;
+  scan.uniform.sdd = 1500;
+  s.views = fdk::scan_views(scan);
+  for (const auto& v : s.views) s.matrices.push_back(fdk::index_matrix(v, s.volume, s.detector));
+  return s;
+}
+
+TEST(Symmetry, MirrorPairsCoverACentredScanAndCompleteWithinTheirHalf) {
+  const Scan s = circular(64, 64, 120, 96);
+  const auto pairs = fdk::cuda::find_mirror_pairs(s.views, s.matrices, s.volume, s.detector.size[0]);
+  std::vector<int> seen(s.views.size(), 0);
+  for (const auto& p : pairs) {
+    ++seen[static_cast<size_t>(p[0])];
+    if (p[1] != p[0]) ++seen[static_cast<size_t>(p[1])];
+    // Partners sit at 180 degrees minus each other's angle: both within the
+    // same half turn, so a pair is complete by the end of that half.
+    const double a = s.views[static_cast<size_t>(p[0])].angle, b = s.views[static_cast<size_t>(p[1])].angle;
+    EXPECT_NEAR(std::remainder(a + b - M_PI, 2 * M_PI), 0.0, 1e-9);
+    EXPECT_EQ(a < M_PI + 1e-9, b < M_PI + 1e-9) << p[0] << " " << p[1];
+  }
+  for (size_t v = 0; v < seen.size(); ++v) EXPECT_EQ(seen[v], 1) << "view " << v;
+  // 90 and 270 degrees are their own partners.
+  const long self = std::count_if(pairs.begin(), pairs.end(), [](const auto& p) { return p[0] == p[1]; });
+  EXPECT_EQ(self, 2);
+}
+
+TEST(Symmetry, MirrorPairsNeedACentredDetectorAndAnEvenGrid) {
+  const Scan shifted = circular(64, 64, 120, 96, 3.0);
+  EXPECT_TRUE(fdk::cuda::find_mirror_pairs(shifted.views, shifted.matrices, shifted.volume, 96).empty());
+  const Scan odd = circular(64, 63, 120, 96);
+  EXPECT_TRUE(fdk::cuda::find_mirror_pairs(odd.views, odd.matrices, odd.volume, 96).empty());
+  // A first angle whose mirror image misses the views' grid: no pairs, but
+  // the 90-degree rotations still map views onto views.
+  const Scan turned = circular(64, 64, 120, 96, 0, 1.0);
+  EXPECT_TRUE(fdk::cuda::find_mirror_pairs(turned.views, turned.matrices, turned.volume, 96).empty());
+  EXPECT_EQ(fdk::cuda::find_symmetric_quads(turned.views, turned.matrices, turned.volume).size(), 30u);
+  // The detector offset breaks mirrors, not rotations.
+  EXPECT_EQ(fdk::cuda::find_symmetric_quads(shifted.views, shifted.matrices, shifted.volume).size(), 30u);
+}
+
+TEST(Symmetry, QuadsNeedASquareGrid) {
+  const Scan flat = circular(64, 32, 120, 96);
+  EXPECT_TRUE(fdk::cuda::find_symmetric_quads(flat.views, flat.matrices, flat.volume).empty());
+  // Mirrors only need the grid centred in z.
+  EXPECT_EQ(fdk::cuda::find_mirror_pairs(flat.views, flat.matrices, flat.volume, 96).size(), 61u);
+}
+
+}  // namespace
