@@ -126,6 +126,79 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   }
 }
 
+// Thread (i, k), k < nz/2, owns voxel columns p_0 = (i, k) and its mirror
+// p_1 = (i, nz-1-k). The pair's second view sees p_1 where the first sees
+// p_0, with the detector flipped (the packing flipped it back): the lookup
+// for p_e at the first view gives, in channel a, voxel p_e and in channel b
+// voxel p_(1-e).
+template <bool Split, int Planes>
+__global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_constant__ PairBatch b, float* slab,
+                                                                const unsigned char* mask) {
+  // The packing scales, once per block: a load per pair and thread would
+  // stall every pair's start.
+  __shared__ float unscales[kMaxBatchPairs];
+  const int lane = threadIdx.y * kBlockX + threadIdx.x;
+  if (lane < b.count) unscales[lane] = ldexpf(1.0f, pack_exponent(b.pair_max[lane]));
+  __syncthreads();
+  const SlabGeometry& g = b.g;
+  const int i = blockIdx.x * kBlockX + threadIdx.x;
+  const int k = blockIdx.y * kBlockZ + threadIdx.y;
+  const int t0 = blockIdx.z * Planes;
+  if (i >= g.nx || k >= g.nz / 2) return;
+  const int zs[2] = {k, g.nz - 1 - k};
+  const bool in[2] = {mask[static_cast<size_t>(zs[0]) * g.nx + i] != 0,
+                      mask[static_cast<size_t>(zs[1]) * g.nx + i] != 0};
+  if (!in[0] && !in[1]) return;
+  float acc[2][Planes];
+#pragma unroll
+  for (int e = 0; e < 2; ++e)
+#pragma unroll
+    for (int t = 0; t < Planes; ++t) acc[e][t] = 0.0f;
+  const float ybase = static_cast<float>(g.y0 + t0);
+  const float x = static_cast<float>(i);
+  for (int q = 0; q < b.count; ++q) {
+    const float* m = b.view[q].m;
+    const float unscale = unscales[q];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const float z = static_cast<float>(zs[e]);
+      const float w = m[8] * x + m[10] * z + m[11];
+      if (!(w > 0.0f)) continue;
+      const float inv = 1.0f / w;
+      const float u = (m[0] * x + m[2] * z + m[3]) * inv;
+      if (!(u >= 0.0f && u <= g.columns - 1)) continue;
+      const float v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
+      const float dv = m[5] * inv;
+      const float wt = b.view[q].weight * unscale * inv * inv;
+      const float tu = u + 0.5f, tv = v0 - b.view[q].row_offset + 0.5f;
+#pragma unroll
+      for (int t = 0; t < Planes; ++t) {
+        const float v = v0 + dv * t;
+        if (!(v >= 0.0f && v <= g.rows - 1)) continue;
+        float own, mirror;
+        if (Split) {
+          const float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
+          own = f.x + f.z;
+          mirror = f.y + f.w;
+        } else {
+          const float2 f = tex2D<float2>(b.tex[q], tu, tv + dv * t);
+          own = f.x;
+          mirror = f.y;
+        }
+        acc[e][t] += wt * own;
+        acc[1 - e][t] += wt * mirror;
+      }
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    if (!in[e]) continue;
+#pragma unroll
+    for (int t = 0; t < Planes; ++t)
+      if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + zs[e]) * g.nx + i] += acc[e][t];
+  }
+}
+
 struct PackArgs {
   const float* src[4];
   size_t src_pitch;
@@ -167,6 +240,49 @@ __global__ void pack_half_kernel(PackArgs a, const unsigned* quad_max, ushort4* 
   const size_t d = static_cast<size_t>(r) * pitch + c;
   hi[d] = make_ushort4(h[0], h[1], h[2], h[3]);
   if (lo) lo[d] = make_ushort4(l[0], l[1], l[2], l[3]);
+}
+
+struct PairPackArgs {
+  const float* src[2];
+  size_t src_pitch;
+  float scale[2];
+};
+
+// The flip maps the detector onto itself, so the maximum needs no flip.
+__global__ void pair_max_kernel(PairPackArgs a, int columns, int rows, unsigned* pair_max) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int r = blockIdx.y;
+  float m = 0.0f;
+  if (c < columns && r < rows) {
+    const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
+    m = fmaxf(fabsf(a.scale[0] * a.src[0][s]), fabsf(a.scale[1] * a.src[1][s]));
+  }
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
+  if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(pair_max, __float_as_uint(m));
+}
+
+template <bool Split>
+__global__ void pack_pair_kernel(PairPackArgs a, const unsigned* pair_max, void* texels, size_t pitch, int columns,
+                                 int rows) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int r = blockIdx.y;
+  if (c >= columns || r >= rows) return;
+  const float to_unit = ldexpf(1.0f, -pack_exponent(*pair_max));
+  const size_t row = static_cast<size_t>(r) * a.src_pitch;
+  const float x[2] = {a.scale[0] * a.src[0][row + c] * to_unit,
+                      a.scale[1] * a.src[1][row + (columns - 1 - c)] * to_unit};
+  unsigned short h[2], l[2];
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const __half top = __float2half_rn(x[k]);
+    h[k] = __half_as_ushort(top);
+    l[k] = half_bits(x[k] - __half2float(top));
+  }
+  const size_t d = static_cast<size_t>(r) * pitch + c;
+  if (Split)
+    static_cast<ushort4*>(texels)[d] = make_ushort4(h[0], h[1], l[0], l[1]);
+  else
+    static_cast<ushort2*>(texels)[d] = make_ushort2(h[0], h[1]);
 }
 
 __global__ void fov_kernel(const double* matrices, const double* principal_cols, int count, int nx, int nz,
@@ -216,6 +332,35 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
   else
     quad_kernel<false><<<grid, block, 0, stream>>>(batch, slab, mask);
   check_launch("backprojection (symmetric quads)");
+}
+
+void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
+  const dim3 block(kBlockX, kBlockZ);
+  const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (batch.g.nz / 2 + kBlockZ - 1) / kBlockZ,
+                  (batch.g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
+  if (batch.split)
+    pair_kernel<true, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
+  else
+    pair_kernel<false, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
+  check_launch("backprojection (mirror pairs)");
+}
+
+void launch_pack_pair(const float* const src[2], size_t src_pitch, const float scale[2], unsigned* pair_max,
+                      void* texels, size_t pitch, int columns, int rows, bool split, cudaStream_t stream) {
+  PairPackArgs a;
+  a.src_pitch = src_pitch;
+  for (int c = 0; c < 2; ++c) {
+    a.src[c] = src[c];
+    a.scale[c] = scale[c];
+  }
+  const dim3 grid((columns + 127) / 128, rows);
+  pair_max_kernel<<<grid, 128, 0, stream>>>(a, columns, rows, pair_max);
+  check_launch("pair_max_kernel");
+  if (split)
+    pack_pair_kernel<true><<<grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
+  else
+    pack_pair_kernel<false><<<grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
+  check_launch("pack_pair_kernel");
 }
 
 void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,

@@ -8,6 +8,7 @@ namespace fdk::cuda {
 
 constexpr int kMaxBatchViews = 64;  // generic kernel: views per launch
 constexpr int kMaxBatchQuads = 32;  // symmetric kernel: quads (4 views) per launch
+constexpr int kMaxBatchPairs = 64;  // mirror kernel: pairs (2 views) per launch
 
 struct ViewTerms {
   float m[12];      // voxel index -> (column*w, row*w, w)
@@ -37,8 +38,20 @@ struct QuadBatch {
   int split;                 // 1: value = hi + lo (float32 storage); 0: hi only
 };
 
+struct PairBatch {
+  SlabGeometry g;
+  int count;
+  ViewTerms view[kMaxBatchPairs];          // of the pair's first view
+  cudaTextureObject_t tex[kMaxBatchPairs];  // split: half4 (hi a, hi b, lo a, lo b); else half2 (a, b)
+  const unsigned* pair_max;  // per pair: bits of max |value| (the texels' scale)
+  int split;
+};
+
 // Voxels per thread along y.
 constexpr int kPlanesPerThread = 8;
+// The mirror kernel: two lookups per pair and thread, so more planes keep
+// as many texture fetches in flight as the quads' four.
+constexpr int kPairPlanesPerThread = 16;
 
 // slab: planes * nz * nx floats (public layout), accumulated into.
 // mask: nz * nx bytes, 1 = in the field of view.
@@ -46,6 +59,17 @@ void launch_generic(const GenericBatch& batch, float* slab, const unsigned char*
 // nx == nz, even; thread (i, k) in the first quadrant also updates the
 // voxels the 90, 180 and 270 degree rotations map it to.
 void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
+
+// nz even; thread (i, k) with k < nz / 2 also updates voxel (i, nz-1-k),
+// which the pair's second view sees where the first sees (i, k), mirrored.
+void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
+
+// Packs a mirror pair (a, b) like launch_pack_half: texel column c holds a's
+// column c and b's column columns-1-c (b flipped), as half4 (hi a, hi b,
+// lo a, lo b) when `split`, else half2 (hi a, hi b). A view that is its own
+// partner is passed twice with half its weight.
+void launch_pack_pair(const float* const src[2], size_t src_pitch, const float scale[2], unsigned* pair_max,
+                      void* texels, size_t dst_pitch_texels, int columns, int rows, bool split, cudaStream_t stream);
 
 // Packs four filtered projections (rows x columns each, the same window),
 // scaled by their angular weights, into four-channel half-precision texels:

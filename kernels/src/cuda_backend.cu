@@ -1,7 +1,9 @@
 // The CUDA backend on one GPU. Projections are weighted and filtered on the
 // device. When the volume, the filtered projections and the batch buffers fit
 // the GPU budget, the volume stays resident and views are backprojected as
-// they arrive ("resident" mode: the volume is done when the scan ends).
+// they arrive ("resident" mode: the volume is done when the scan ends), by
+// mirror pairs when the geometry has them (complete within each half of the
+// scan), else by quads.
 // Otherwise slabs are computed on demand from the compressed store: CPU
 // threads decompress each view's row window into pinned memory while the GPU
 // works on the previous batch ("streaming" mode).
@@ -31,6 +33,8 @@ namespace {
 // Quads per launch when resident (16 measured 1550 GUPS on (b) against
 // 1800 for 32: each launch reads and writes the whole volume).
 constexpr int kResidentQuads = 32;
+// Mirror pairs per launch when resident: the same 128 views as the quads.
+constexpr int kResidentPairs = kMaxBatchPairs;
 // Groups still waiting at fdk_finish are launched chunk by chunk of y
 // planes (a multiple of kPlanesPerThread, so every voxel sees the same
 // arithmetic as in a whole-volume launch), by the reads: a chunk is
@@ -120,33 +124,52 @@ class CudaBackend final : public Backend {
     base_align_ = std::max<size_t>(prop.textureAlignment, 256) / sizeof(float);
     view_stride_ = round_up(pitch_ * rows_, base_align_);
     quad_pitch_ = round_up(static_cast<size_t>(columns_) * kTexelBytes, tex_align_);
-    quads_ = find_symmetric_quads(model.views, model.matrices, model.volume);
-    quad_of_view_.assign(model.views.size(), -1);
-    for (size_t q = 0; q < quads_.size(); ++q)
-      for (int v : quads_[q]) quad_of_view_[static_cast<size_t>(v)] = static_cast<int>(q);
-    quad_arrivals_.assign(quads_.size(), 0);
+    orbits_ = find_symmetric_quads(model.views, model.matrices, model.volume);
+    const auto pairs = find_mirror_pairs(model.views, model.matrices, model.volume, columns_);
     counted_.assign(model.views.size(), 0);
 
     const uint64_t plane = 4ull * model.plane_floats();
     const uint64_t volume = plane * static_cast<uint64_t>(model.volume.size[1]);
     const uint64_t projections = 4ull * view_stride_ * model.views.size();
     const uint64_t fixed = filter_bytes(model) + 2 * model.plane_floats();
-    const uint64_t resident_sets = 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
+    // A resident volume prefers mirror pairs when they serve as many views:
+    // a pair is complete within its half of the scan, a quad only in the
+    // last quarter, so pairs let the backprojection keep up with the scan.
+    const bool pairs_preferred = !pairs.empty() && 2 * pairs.size() >= 4 * orbits_.size();
+    const uint64_t resident_sets = pairs_preferred ? 2ull * kResidentPairs * quad_pitch_ * rows_
+                                                   : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
     resident_ = volume + projections + resident_sets + fixed <= budget_;
+    pairs_ = resident_ && pairs_preferred;
+    if (pairs_) {
+      orbits_.clear();
+      for (const auto& p : pairs) orbits_.push_back({p[0], p[1], -1, -1});
+    }
+    group_size_ = pairs_ ? kResidentPairs : kResidentQuads;
+    orbit_of_view_.assign(model.views.size(), -1);
+    orbit_size_.assign(orbits_.size(), 0);
+    for (size_t q = 0; q < orbits_.size(); ++q)
+      for (int v : orbits_[q])
+        if (v >= 0 && orbit_of_view_[static_cast<size_t>(v)] < 0) {
+          orbit_of_view_[static_cast<size_t>(v)] = static_cast<int>(q);
+          ++orbit_size_[q];
+        }
+    orbit_arrivals_.assign(orbits_.size(), 0);
     const double quad_row_bytes = static_cast<double>(quad_pitch_) * (format_.split ? 2 : 1);
     if (resident_) {
       volume_.resize(model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
       projections_.resize(view_stride_ * model.views.size());
       view_tex_.resize(model.views.size());
-      make_sets(kResidentQuads, rows_, false);
+      make_sets(group_size_, rows_, false);
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
                                          model.redundancy.short_scan);
       nominal_views_ = model.views;
       compute_mask(model, true);
       const int ny = model.volume.size[1];
+      // Chunks cut along the threads' plane runs, so every voxel sees the
+      // same arithmetic as in a whole-volume launch.
       chunk_planes_ = static_cast<int>(round_up(static_cast<size_t>((ny + kFinishChunks - 1) / kFinishChunks),
-                                                static_cast<size_t>(kPlanesPerThread)));
+                                                static_cast<size_t>(kPairPlanesPerThread)));
       chunk_ready_ = std::vector<Event>(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_));
     } else {
       // Streaming: a slab plus two batch sets must fit; each plane of slab
@@ -243,11 +266,11 @@ class CudaBackend final : public Backend {
     if (counted_[static_cast<size_t>(view)]) return;  // pushed again after a drop: finish recomputes
     counted_[static_cast<size_t>(view)] = 1;
     dirty_ = true;  // cleared once this view is accounted for
-    const int q = quad_of_view_[static_cast<size_t>(view)];
+    const int q = orbit_of_view_[static_cast<size_t>(view)];
     if (q >= 0) {
-      if (++quad_arrivals_[static_cast<size_t>(q)] == 4) {
+      if (++orbit_arrivals_[static_cast<size_t>(q)] == orbit_size_[static_cast<size_t>(q)]) {
         pending_quads_.push_back(q);
-        if (static_cast<int>(pending_quads_.size()) == kResidentQuads) {
+        if (static_cast<int>(pending_quads_.size()) == group_size_) {
           // Launched while the GPU keeps up; held for fdk_finish's chunked
           // launches when it is behind. Groups stay the same either way,
           // so every voxel sums the same groups in the same order.
@@ -295,19 +318,19 @@ class CudaBackend final : public Backend {
       pending_views_.clear();
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
       compute_mask(model, false);
-      for (size_t q = 0; q < quads_.size(); ++q) {
+      for (size_t q = 0; q < orbits_.size(); ++q) {
         bool complete = true;
-        for (int v : quads_[q]) complete &= model.arrived[static_cast<size_t>(v)] != 0;
+        for (int v : orbits_[q]) complete &= v < 0 || model.arrived[static_cast<size_t>(v)] != 0;
         if (complete) {
           pending_quads_.push_back(static_cast<int>(q));
-          if (static_cast<int>(pending_quads_.size()) == kResidentQuads) flush_quads(model, model.view_weights);
+          if (static_cast<int>(pending_quads_.size()) == group_size_) flush_quads(model, model.view_weights);
         } else {
-          for (int v : quads_[q])
-            if (model.arrived[static_cast<size_t>(v)]) add_view(model, v, model.view_weights);
+          for (int v : orbits_[q])
+            if (v >= 0 && model.arrived[static_cast<size_t>(v)]) add_view(model, v, model.view_weights);
         }
       }
       for (int v : model.view_order)
-        if (quad_of_view_[static_cast<size_t>(v)] < 0) add_view(model, v, model.view_weights);
+        if (orbit_of_view_[static_cast<size_t>(v)] < 0) add_view(model, v, model.view_weights);
       flush_quads(model, model.view_weights);
       flush_views(model, model.view_weights);
     }
@@ -365,13 +388,16 @@ class CudaBackend final : public Backend {
     for (BatchSet& set : sets_) {
       set.quad_memory.resize(static_cast<size_t>(quads));
       set.quad_tex.resize(static_cast<size_t>(quads));
-      set.quad_memory_lo.resize(format_.split ? static_cast<size_t>(quads) : 0);
-      set.quad_tex_lo.resize(format_.split ? static_cast<size_t>(quads) : 0);
+      const bool lo = format_.split && !pairs_;  // pairs keep hi and lo in one texel
+      set.quad_memory_lo.resize(lo ? static_cast<size_t>(quads) : 0);
+      set.quad_tex_lo.resize(lo ? static_cast<size_t>(quads) : 0);
       set.quad_max.resize(static_cast<size_t>(quads));
       for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
         set.quad_memory[q].resize(quad_pitch_ * rows);
-        set.quad_tex[q].make_pitch2d(set.quad_memory[q].get(), format_.desc, columns_, rows, quad_pitch_);
-        if (format_.split) {
+        const cudaChannelFormatDesc desc =
+            pairs_ && !format_.split ? cudaCreateChannelDescHalf2() : format_.desc;
+        set.quad_tex[q].make_pitch2d(set.quad_memory[q].get(), desc, columns_, rows, quad_pitch_);
+        if (format_.split && !pairs_) {
           set.quad_memory_lo[q].resize(quad_pitch_ * rows);
           set.quad_tex_lo[q].make_pitch2d(set.quad_memory_lo[q].get(), format_.desc, columns_, rows, quad_pitch_);
         }
@@ -470,13 +496,14 @@ class CudaBackend final : public Backend {
   void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
                     int y0, int planes) {
     if (group.empty()) return;
+    if (pairs_) return launch_pair_group(model, group, weights, y0, planes);
     BatchSet& set = next_set();
     QuadBatch batch{};
     batch.g = slab_geometry(model, y0, planes);
     batch.count = static_cast<int>(group.size());
     prepare_quads(batch, set);
     for (int s = 0; s < batch.count; ++s) {
-      const auto& quad = quads_[static_cast<size_t>(group[static_cast<size_t>(s)])];
+      const auto& quad = orbits_[static_cast<size_t>(group[static_cast<size_t>(s)])];
       const float* src[4];
       float scale[4];
       for (int c = 0; c < 4; ++c) {
@@ -491,6 +518,39 @@ class CudaBackend final : public Backend {
     clock_.begin(bp_stream_.get());
     launch_quads(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0), mask_.get(),
                  bp_stream_.get());
+    clock_.end(bp_stream_.get());
+    set.done.record(bp_stream_.get());
+    set.used = true;
+  }
+
+  // Resident: mirror pairs `group` into planes [y0, y0 + planes).
+  void launch_pair_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
+                         int y0, int planes) {
+    BatchSet& set = next_set();
+    PairBatch batch{};
+    batch.g = slab_geometry(model, y0, planes);
+    batch.count = static_cast<int>(group.size());
+    batch.pair_max = set.quad_max.get();
+    batch.split = format_.split ? 1 : 0;
+    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), bp_stream_.get()), "cudaMemsetAsync (pair max)");
+    for (int s = 0; s < batch.count; ++s) {
+      const auto& pair = orbits_[static_cast<size_t>(group[static_cast<size_t>(s)])];
+      const float* src[2];
+      float scale[2];
+      // A view that is its own mirror is looked up twice per voxel.
+      const float share = pair[0] == pair[1] ? 0.5f : 1.0f;
+      for (int c = 0; c < 2; ++c) {
+        src[c] = projections_.get() + static_cast<size_t>(pair[c]) * view_stride_;
+        scale[c] = share * static_cast<float>(weights[static_cast<size_t>(pair[c])]);
+      }
+      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
+                       quad_pitch_ / (format_.split ? 8 : 4), columns_, rows_, format_.split, bp_stream_.get());
+      const double sid = model.views[static_cast<size_t>(pair[0])].sid;
+      fill_terms(batch.view[s], model.matrices[static_cast<size_t>(pair[0])], static_cast<float>(sid * sid), 0);
+      batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+    }
+    clock_.begin(bp_stream_.get());
+    launch_pairs(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0), mask_.get(), bp_stream_.get());
     clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
     set.used = true;
@@ -565,7 +625,7 @@ class CudaBackend final : public Backend {
     // Work items: complete quads, then the other views in groups of four.
     std::vector<std::array<int, 4>> items;
     std::vector<int> singles;
-    for (const auto& quad : quads_) {
+    for (const auto& quad : orbits_) {  // quads: streaming never uses pairs
       bool complete = true;
       for (int v : quad) complete &= model.arrived[static_cast<size_t>(v)] != 0;
       if (complete)
@@ -576,7 +636,7 @@ class CudaBackend final : public Backend {
     }
     const size_t quad_items = items.size();
     for (int v : model.view_order)
-      if (quad_of_view_[static_cast<size_t>(v)] < 0) singles.push_back(v);
+      if (orbit_of_view_[static_cast<size_t>(v)] < 0) singles.push_back(v);
     for (size_t s = 0; s < singles.size(); s += 4) {
       std::array<int, 4> group{-1, -1, -1, -1};
       for (size_t c = 0; c < 4 && s + c < singles.size(); ++c) group[c] = singles[s + c];
@@ -701,10 +761,15 @@ class CudaBackend final : public Backend {
   int max_planes_ = 0;
   double rows_per_plane_ = 1;
 
-  std::vector<std::array<int, 4>> quads_;
-  std::vector<int> quad_of_view_;
-  std::vector<int> quad_arrivals_;
-  std::vector<int> pending_quads_, pending_views_;
+  // Quads, or (resident only) mirror pairs {a, b, -1, -1}, a == b for a view
+  // that is its own mirror.
+  std::vector<std::array<int, 4>> orbits_;
+  bool pairs_ = false;
+  int group_size_ = kResidentQuads;  // orbits per resident launch
+  std::vector<int> orbit_of_view_;
+  std::vector<int> orbit_size_;      // distinct views per orbit
+  std::vector<int> orbit_arrivals_;
+  std::vector<int> pending_quads_, pending_views_;  // orbits complete, views outside orbits
   std::vector<std::vector<int>> held_;  // complete groups not launched yet (the GPU was behind)
   int chunk_planes_ = 8;
   std::vector<Event> chunk_ready_;      // resident: chunk c of the volume is final
