@@ -8,6 +8,7 @@
 
 #include "fdk/core/error.hpp"
 #include "fdk/core/thread_pool.hpp"
+#include "thread_priority.hpp"
 
 namespace fdk {
 namespace {
@@ -129,7 +130,10 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
 
   // Copy into staging and find the first non-finite pixel, rows in parallel.
   const int nu = model_.input_detector.size[0], nv = model_.input_detector.size[1];
-  const int chunks = std::min(nv, 4 * pool.size());
+  // About half a MiB per task: a small view is copied by a thread or two
+  // without waking the whole pool.
+  const size_t bytes = sizeof(float) * static_cast<size_t>(nu) * static_cast<size_t>(nv);
+  const int chunks = static_cast<int>(std::clamp<size_t>(bytes >> 19, 1, std::min(nv, pool.size())));
   std::vector<int64_t> first_bad(static_cast<size_t>(chunks), -1);
   float* raw = slot.raw->data();
   pool.parallel_for(chunks, [&](int c, int) {
@@ -249,6 +253,9 @@ void IngestPipeline::filter_loop() {
 
 void IngestPipeline::store_loop(int worker) {
   float* buffer = keeps_filtered_ ? worker_buffers_[static_cast<size_t>(worker)]->data() : nullptr;
+  // With the filtered views kept by the backend nobody waits for the store:
+  // let pushes and reads have the cores first.
+  if (keeps_filtered_) lower_this_thread_priority();
   for (;;) {
     JobPtr job;
     {

@@ -1,5 +1,6 @@
 #include "fdk/core/thread_pool.hpp"
 
+#include <algorithm>
 #include <exception>
 
 namespace fdk {
@@ -67,7 +68,14 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
     error_ = nullptr;
     ++generation_;
   }
-  wake_.notify_all();
+  // Wake only the workers the tasks can use: a small job (one projection's
+  // copy) should not pull every core off other work and then wait for the
+  // last of them to be scheduled again.
+  const int helpers = std::min(count - 1, static_cast<int>(workers_.size()));
+  if (helpers == static_cast<int>(workers_.size()))
+    wake_.notify_all();
+  else
+    for (int h = 0; h < helpers; ++h) wake_.notify_one();
   run_tasks(0);
   std::exception_ptr error;
   {
