@@ -179,9 +179,11 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   ++in_flight_;
   accepted_.fetch_add(1);
   to_filter_.push_back(job);
+  if (job->waited_on) ++waiting_pushes_;
   changed_.notify_all();
   if (!job->waited_on) return;
   changed_.wait(lock, [&] { return job->done; });
+  --waiting_pushes_;
   if (job->error) std::rethrow_exception(job->error);
 }
 
@@ -260,7 +262,7 @@ void IngestPipeline::store_loop(int worker) {
     JobPtr job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || (!to_store_.empty() && !(sealed_ && readers_ > 0)); });
+      changed_.wait(lock, [&] { return stop_ || (!to_store_.empty() && store_may_run()); });
       if (stop_) return;
       job = to_store_.front();
       to_store_.pop_front();
@@ -273,6 +275,16 @@ void IngestPipeline::store_loop(int worker) {
     std::lock_guard<std::mutex> lock(mutex_);
     complete(*job);
   }
+}
+
+bool IngestPipeline::store_may_run() const {
+  // Reads have the cores and the bus first.
+  if (sealed_ && readers_ > 0) return false;
+  // A backend that keeps the filtered views never reads the store back, so
+  // compressing them waits for the scan's end: during it the cores and the
+  // memory bus serve the pushes. A push that waits for its own view (the
+  // budget is near) needs the store at once.
+  return !keeps_filtered_ || sealed_ || waiting_pushes_ > 0;
 }
 
 void IngestPipeline::store_one(Job& job, float* worker_buffer) {

@@ -349,7 +349,10 @@ FDK_API fdk_status fdk_cancel(fdk_context* ctx);
 typedef struct fdk_store_info {
   uint32_t struct_size;     /* set by the caller to sizeof(fdk_store_info) */
   int32_t views_stored;     /* in the store now; pushed views may still be on
-                               their way until fdk_finish has returned */
+                               their way until fdk_finish has returned. A
+                               volume resident on the GPU never reads the
+                               store: it is filled after fdk_finish, between
+                               and after slab reads. */
   uint64_t raw_bytes;       /* filtered projections as float32 */
   uint64_t stored_bytes;    /* compressed, in host memory */
   double ratio;             /* raw_bytes / stored_bytes (0 when empty) */
