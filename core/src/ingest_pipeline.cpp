@@ -130,10 +130,10 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
 
   // Copy into staging and find the first non-finite pixel, rows in parallel.
   const int nu = model_.input_detector.size[0], nv = model_.input_detector.size[1];
-  // About half a MiB per task: a small view is copied by a thread or two
+  // About a quarter MiB per task: a small view is copied by a few threads
   // without waking the whole pool.
   const size_t bytes = sizeof(float) * static_cast<size_t>(nu) * static_cast<size_t>(nv);
-  const int chunks = static_cast<int>(std::clamp<size_t>(bytes >> 19, 1, std::min(nv, pool.size())));
+  const int chunks = static_cast<int>(std::clamp<size_t>(bytes >> 18, 1, std::min(nv, pool.size())));
   std::vector<int64_t> first_bad(static_cast<size_t>(chunks), -1);
   float* raw = slot.raw->data();
   pool.parallel_for(chunks, [&](int c, int) {
