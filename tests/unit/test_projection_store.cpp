@@ -187,6 +187,134 @@ TEST(ProjectionStore, Float16HandlesTheEdgesOfTheFloatRange) {
   expect_code(FDK_ERROR_INVALID_ARGUMENT, [&] { (void)store.compress(bad.data()); });
 }
 
+// Views that take every coding path of a band: smooth filtered rows with
+// random low mantissa bytes (the realistic case), noise-free smooth rows,
+// rows of exact zeros, constant rows and rows of random bits (which nothing
+// shrinks). Each band of `band_rows` gets one kind, in turn, so the last,
+// shorter band gets one too.
+std::vector<float> mixed_image(int width, int height, int band_rows, unsigned seed) {
+  auto smooth = smooth_filtered_image(width, height);
+  std::mt19937 rng(seed);
+  std::vector<float> v(smooth.size());
+  for (int j = 0; j < height; ++j) {
+    const int kind = static_cast<int>((j / band_rows + seed) % 5);
+    for (int i = 0; i < width; ++i) {
+      const size_t k = static_cast<size_t>(j) * width + i;
+      uint32_t bits;
+      std::memcpy(&bits, &smooth[k], sizeof bits);
+      switch (kind) {
+        case 0: bits = (bits & 0xFFFF0000u) | (rng() & 0xFFFFu); break;  // noisy low bytes
+        case 1: break;                                                 // noise-free
+        case 2: bits = 0; break;                                       // zeros
+        case 3: bits = 0x3F8CCCCDu; break;                             // 1.1f everywhere
+        default: bits = static_cast<uint32_t>(rng()); break;           // random bits
+      }
+      std::memcpy(&v[k], &bits, sizeof bits);
+    }
+  }
+  return v;
+}
+
+// Random finite floats over the whole exponent range: nothing compresses.
+std::vector<float> incompressible_image(int width, int height, bool finite, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> v(static_cast<size_t>(width) * height);
+  for (auto& x : v) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    if (finite && (bits & 0x7F800000u) == 0x7F800000u) bits ^= 0x40000000u;
+    std::memcpy(&x, &bits, sizeof x);
+  }
+  return v;
+}
+
+// Every band's coding (noisy low bytes stored as they are, noise-free planes
+// coded as vertical differences, zeros, constants, random bits stored raw)
+// must give back every bit, with odd widths and a last band shorter than
+// the others.
+TEST(ProjectionStore, Float32EveryBandCodingIsBitExact) {
+  for (int width : {1, 7, 37, 129, 1023}) {
+    for (int band_rows : {16, 5}) {
+      const int height = 3 * band_rows + band_rows / 2 + 1;  // last band shorter
+      ProjectionStore store(width, height, 5, FDK_PRECISION_FLOAT32, band_rows);
+      for (int v = 0; v < 5; ++v) {
+        const auto image = mixed_image(width, height, band_rows, static_cast<unsigned>(v));
+        CompressedView c = store.compress(image.data());
+        ASSERT_LE(c.bytes(), store.worst_case_view_bytes());
+        store.commit(v, std::move(c));
+        const auto out = read_all(store, v);
+        ASSERT_EQ(0, std::memcmp(out.data(), image.data(), out.size() * sizeof(float)))
+            << "width " << width << " band_rows " << band_rows << " view " << v;
+        // Row ranges that start and end inside bands read the same bits.
+        const int r0 = band_rows / 2, r1 = height - 1;
+        std::vector<float> part(static_cast<size_t>(r1 - r0) * width);
+        store.read_rows(v, r0, r1, part.data());
+        ASSERT_EQ(0, std::memcmp(part.data(), &image[static_cast<size_t>(r0) * width],
+                                 part.size() * sizeof(float)));
+      }
+    }
+  }
+}
+
+// Realistic filtered data must compress (the sign/exponent byte), raw bands
+// must be used where nothing shrinks, and flat bands must shrink to almost
+// nothing.
+TEST(ProjectionStore, Float32BandsCompressWhereTheyCan) {
+  const int width = 256, band_rows = 16, height = 5 * band_rows;
+  ProjectionStore store(width, height, 1, FDK_PRECISION_FLOAT32, band_rows);
+  const auto image = mixed_image(width, height, band_rows, 0);
+  const CompressedView c = store.compress(image.data());
+  const size_t raw_band = static_cast<size_t>(width) * band_rows * 4;
+  ASSERT_EQ(c.bands.size(), 5u);
+  EXPECT_LT(c.bands[0].size(), raw_band * 0.9) << "noisy low bytes";
+  EXPECT_LT(c.bands[1].size(), raw_band * 0.8) << "noise-free";
+  EXPECT_LT(c.bands[2].size(), raw_band / 50) << "zeros";
+  EXPECT_LT(c.bands[3].size(), raw_band / 50) << "constant";
+  EXPECT_EQ(c.bands[4].size(), raw_band + 1) << "random bits: raw, one header byte";
+}
+
+TEST(ProjectionStore, Float16EveryBandCodingIsWithinBound) {
+  for (int width : {1, 37, 1023}) {
+    const int band_rows = 16, height = 5 * band_rows + 3;
+    ProjectionStore store(width, height, 5, FDK_PRECISION_FLOAT16, band_rows);
+    for (int v = 0; v < 5; ++v) {
+      auto image = mixed_image(width, height, band_rows, static_cast<unsigned>(v));
+      for (auto& x : image)  // float16 takes finite values only
+        if (!std::isfinite(x)) x = 1.0f;
+      CompressedView c = store.compress(image.data());
+      ASSERT_LE(c.bytes(), store.worst_case_view_bytes());
+      store.commit(v, std::move(c));
+      expect_float16_bound(image, read_all(store, v), width, band_rows);
+    }
+  }
+}
+
+// The memory budget reserves worst_case_view_bytes() per view in flight: no
+// view may exceed it, whatever its data and shape.
+TEST(ProjectionStore, WorstCaseBoundsIncompressibleViews) {
+  struct Shape {
+    int width, height, band_rows;
+  };
+  for (Shape sh : {Shape{1, 1, 16}, Shape{1, 40, 16}, Shape{40, 1, 16}, Shape{33, 47, 16},
+                   Shape{64, 64, 1}, Shape{257, 35, 100}, Shape{1024, 40, 16}}) {
+    for (fdk_precision prec : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+      ProjectionStore store(sh.width, sh.height, 1, prec, sh.band_rows);
+      const bool finite = prec == FDK_PRECISION_FLOAT16;
+      const auto image = incompressible_image(sh.width, sh.height, finite, 3u * sh.width + sh.height);
+      const CompressedView c = store.compress(image.data());
+      EXPECT_LE(c.bytes(), store.worst_case_view_bytes())
+          << sh.width << " x " << sh.height << " precision " << prec;
+      const uint64_t raw = uint64_t(sh.width) * sh.height * (finite ? 2 : 4);
+      EXPECT_GE(store.worst_case_view_bytes(), raw);
+      EXPECT_LE(store.worst_case_view_bytes(), raw + 3u * store.num_bands());
+      store.commit(0, CompressedView(c));
+      if (!finite) {
+        const auto out = read_all(store, 0);
+        EXPECT_EQ(0, std::memcmp(out.data(), image.data(), out.size() * sizeof(float)));
+      }
+    }
+  }
+}
+
 TEST(ProjectionStore, SmoothImagesCompress) {
   const int width = 256, height = 96;
   const auto image = smooth_filtered_image(width, height);

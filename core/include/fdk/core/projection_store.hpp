@@ -1,6 +1,9 @@
 // The compressed store of filtered projections in host memory: each view is
-// cut into bands of `band_rows` detector rows, each band byte-shuffled and
-// zstd-compressed on its own, so a slab decompresses only the rows it needs.
+// cut into bands of `band_rows` detector rows, each band compressed on its
+// own, so a slab decompresses only the rows it needs. A band is
+// byte-shuffled and its byte planes coded apart (zstd, Huffman through zstd,
+// or stored as they are when they are noise), which is what filtered data,
+// noisy below its top mantissa bits, compresses fastest with.
 // float32 is bit-exact; float16 stores each band scaled by a power of two
 // (no overflow, exact scaling) and is bounded by kFloat16RelBound and
 // kFloat16AbsBoundFactor (see fdk_store_info).
@@ -38,7 +41,9 @@ class ProjectionStore {
   fdk_precision precision() const { return precision_; }
 
   // Pure function of its input; safe on many threads at once. `data` holds
-  // height rows of width floats, contiguous. zstd level 1 (speed first).
+  // height rows of width floats, contiguous. Each calling thread keeps its
+  // zstd contexts and band-sized scratch buffers for the next call (about
+  // 550 KB for bands of 16 rows of 1024 pixels).
   CompressedView compress(const float* data) const;
   // The same, bands spread over `pool` (null: the calling thread).
   CompressedView compress(const float* data, ThreadPool* pool) const;
@@ -48,7 +53,8 @@ class ProjectionStore {
 
   // Decompresses rows [row_begin, row_end) of `view` into out (row r at
   // out + (r - row_begin) * width). Thread-safe; reads only the bands that
-  // overlap the range. Throws fdk::Error if the view is absent.
+  // overlap the range; each calling thread keeps a zstd context and a band's
+  // scratch. Throws fdk::Error if the view is absent.
   void read_rows(int view, int row_begin, int row_end, float* out) const;
 
   // The most one compressed view can take (bands stored raw when zstd does
