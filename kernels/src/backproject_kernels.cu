@@ -56,6 +56,28 @@ __device__ __forceinline__ int pack_exponent(unsigned max_bits) {
   return e;
 }
 
+// Where an untilted view sees voxel column (x, z): texture coordinates of
+// the column's first plane, their step per plane and the column's weight
+// (scale / depth^2). False when the column is behind the source or off the
+// detector's width.
+struct ColumnLookup {
+  float tu, tv, v0, dv, wt;
+  __device__ __forceinline__ bool at(const ViewTerms& view, float x, float z, float ybase, float scale, int columns) {
+    const float* m = view.m;
+    const float w = m[8] * x + m[10] * z + m[11];
+    if (!(w > 0.0f)) return false;
+    const float inv = 1.0f / w;
+    const float u = (m[0] * x + m[2] * z + m[3]) * inv;
+    if (!(u >= 0.0f && u <= columns - 1)) return false;
+    v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
+    dv = m[5] * inv;
+    wt = view.weight * scale * inv * inv;
+    tu = u + 0.5f;
+    tv = v0 - view.row_offset + 0.5f;
+    return true;
+  }
+};
+
 template <bool Split>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_constant__ QuadBatch b, float* slab,
                                                                 const unsigned char* mask) {
@@ -84,27 +106,19 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
     for (int t = 0; t < kPlanesPerThread; ++t) acc[e][t] = 0.0f;
   const float ybase = static_cast<float>(g.y0 + t0);
   for (int q = 0; q < b.count; ++q) {
-    const float* m = b.view[q].m;
     const float unscale = ldexpf(1.0f, pack_exponent(b.quad_max[q]));
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float x = static_cast<float>(xs[e]), z = static_cast<float>(zs[e]);
-      const float w = m[8] * x + m[10] * z + m[11];
-      if (!(w > 0.0f)) continue;
-      const float inv = 1.0f / w;
-      const float u = (m[0] * x + m[2] * z + m[3]) * inv;
-      if (!(u >= 0.0f && u <= g.columns - 1)) continue;
-      const float v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
-      const float dv = m[5] * inv;
-      const float wt = b.view[q].weight * unscale * inv * inv;
-      const float tu = u + 0.5f, tv = v0 - b.view[q].row_offset + 0.5f;
+      ColumnLookup c;
+      if (!c.at(b.view[q], static_cast<float>(xs[e]), static_cast<float>(zs[e]), ybase, unscale, g.columns)) continue;
+      const float wt = c.wt;
 #pragma unroll
       for (int t = 0; t < kPlanesPerThread; ++t) {
-        const float v = v0 + dv * t;
+        const float v = c.v0 + c.dv * t;
         if (!(v >= 0.0f && v <= g.rows - 1)) continue;
-        float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
+        float4 f = tex2D<float4>(b.tex[q], c.tu, c.tv + c.dv * t);
         if (Split) {
-          const float4 r = tex2D<float4>(b.tex_lo[q], tu, tv + dv * t);
+          const float4 r = tex2D<float4>(b.tex_lo[q], c.tu, c.tv + c.dv * t);
           f.x += r.x;
           f.y += r.y;
           f.z += r.z;
@@ -157,31 +171,22 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   const float ybase = static_cast<float>(g.y0 + t0);
   const float x = static_cast<float>(i);
   for (int q = 0; q < b.count; ++q) {
-    const float* m = b.view[q].m;
-    const float unscale = unscales[q];
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const float z = static_cast<float>(zs[e]);
-      const float w = m[8] * x + m[10] * z + m[11];
-      if (!(w > 0.0f)) continue;
-      const float inv = 1.0f / w;
-      const float u = (m[0] * x + m[2] * z + m[3]) * inv;
-      if (!(u >= 0.0f && u <= g.columns - 1)) continue;
-      const float v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
-      const float dv = m[5] * inv;
-      const float wt = b.view[q].weight * unscale * inv * inv;
-      const float tu = u + 0.5f, tv = v0 - b.view[q].row_offset + 0.5f;
+      ColumnLookup c;
+      if (!c.at(b.view[q], x, static_cast<float>(zs[e]), ybase, unscales[q], g.columns)) continue;
+      const float wt = c.wt;
 #pragma unroll
       for (int t = 0; t < Planes; ++t) {
-        const float v = v0 + dv * t;
+        const float v = c.v0 + c.dv * t;
         if (!(v >= 0.0f && v <= g.rows - 1)) continue;
         float own, mirror;
         if (Split) {
-          const float4 f = tex2D<float4>(b.tex[q], tu, tv + dv * t);
+          const float4 f = tex2D<float4>(b.tex[q], c.tu, c.tv + c.dv * t);
           own = f.x + f.z;
           mirror = f.y + f.w;
         } else {
-          const float2 f = tex2D<float2>(b.tex[q], tu, tv + dv * t);
+          const float2 f = tex2D<float2>(b.tex[q], c.tu, c.tv + c.dv * t);
           own = f.x;
           mirror = f.y;
         }
@@ -199,6 +204,13 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   }
 }
 
+// *max_bits = max(*max_bits, the warp's largest m), m >= 0 (non-negative
+// floats order like their bit patterns).
+__device__ __forceinline__ void warp_max_into(float m, unsigned* max_bits) {
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
+  if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(max_bits, __float_as_uint(m));
+}
+
 struct PackArgs {
   const float* src[4];
   size_t src_pitch;
@@ -214,12 +226,15 @@ __global__ void quad_max_kernel(PackArgs a, int columns, int rows, unsigned* qua
 #pragma unroll
     for (int k = 0; k < 4; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
   }
-  // Non-negative floats order like their bit patterns.
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
-  if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(quad_max, __float_as_uint(m));
+  warp_max_into(m, quad_max);
 }
 
-__device__ __forceinline__ unsigned short half_bits(float x) { return __half_as_ushort(__float2half_rn(x)); }
+// x as hi + lo in half precision: hi = half(x), lo = half(x - hi).
+__device__ __forceinline__ void split_half(float x, unsigned short& hi, unsigned short& lo) {
+  const __half top = __float2half_rn(x);
+  hi = __half_as_ushort(top);
+  lo = __half_as_ushort(__float2half_rn(x - __half2float(top)));
+}
 
 __global__ void pack_half_kernel(PackArgs a, const unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch,
                                  int columns, int rows) {
@@ -233,9 +248,7 @@ __global__ void pack_half_kernel(PackArgs a, const unsigned* quad_max, ushort4* 
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     x[k] = a.scale[k] * a.src[k][s] * to_unit;
-    const __half top = __float2half_rn(x[k]);
-    h[k] = __half_as_ushort(top);
-    l[k] = half_bits(x[k] - __half2float(top));
+    split_half(x[k], h[k], l[k]);
   }
   const size_t d = static_cast<size_t>(r) * pitch + c;
   hi[d] = make_ushort4(h[0], h[1], h[2], h[3]);
@@ -257,8 +270,7 @@ __global__ void pair_max_kernel(PairPackArgs a, int columns, int rows, unsigned*
     const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
     m = fmaxf(fabsf(a.scale[0] * a.src[0][s]), fabsf(a.scale[1] * a.src[1][s]));
   }
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
-  if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(pair_max, __float_as_uint(m));
+  warp_max_into(m, pair_max);
 }
 
 template <bool Split>
@@ -273,11 +285,7 @@ __global__ void pack_pair_kernel(PairPackArgs a, const unsigned* pair_max, void*
                       a.scale[1] * a.src[1][row + (columns - 1 - c)] * to_unit};
   unsigned short h[2], l[2];
 #pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const __half top = __float2half_rn(x[k]);
-    h[k] = __half_as_ushort(top);
-    l[k] = half_bits(x[k] - __half2float(top));
-  }
+  for (int k = 0; k < 2; ++k) split_half(x[k], h[k], l[k]);
   const size_t d = static_cast<size_t>(r) * pitch + c;
   if (Split)
     static_cast<ushort4*>(texels)[d] = make_ushort4(h[0], h[1], l[0], l[1]);
