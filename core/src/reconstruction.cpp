@@ -43,6 +43,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
                      backend_->max_slab_planes(model_), backend_->preferred_slab_bytes(model_),
                      [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; });
+  model_.slabs = plan_.slabs;
   slab_done_.assign(plan_.slabs.size(), 0);
   ingest.store_limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
   ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest);

@@ -4,9 +4,12 @@
 // they arrive ("resident" mode: the volume is done when the scan ends), by
 // mirror pairs when the geometry has them (complete within each half of the
 // scan), else by quads.
-// Otherwise slabs are computed on demand from the compressed store: CPU
-// threads decompress each view's row window into pinned memory while the GPU
-// works on the previous batch ("streaming" mode).
+// Otherwise slabs are computed from the compressed store ("streaming" mode):
+// from fdk_finish on, a worker thread computes the slabs in plan order into
+// two device slab buffers, one ahead of the reader, which copies a finished
+// slab out while the next one computes. CPU threads decompress each view's
+// row window into pinned memory while the GPU works on the previous batch,
+// and the windows upload on their own stream.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -22,6 +26,7 @@
 #include "backproject_kernels.cuh"
 #include "cufft_loader.hpp"
 #include "device_resources.hpp"
+#include "fdk/core/slab_prefetch.hpp"
 #include "fdk/core/thread_pool.hpp"
 #include "fdk/kernels/cuda_backend.hpp"
 #include "gpu_filter.hpp"
@@ -42,6 +47,10 @@ constexpr int kResidentPairs = kMaxBatchPairs;
 constexpr int kFinishChunks = 16;
 constexpr int kStreamQuads = 8;      // quads per launch when streaming
 constexpr int kStreamViews = 4 * kStreamQuads;
+constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
+// Streamed slabs alternate between two device buffers: one downloads while
+// the next one computes.
+constexpr int kSlabBuffers = 2;
 constexpr size_t kBounceFloats = size_t{16} << 20;  // 64 MiB per slab-download bounce buffer
 
 int device_count() noexcept {
@@ -93,9 +102,10 @@ struct BatchSet {
   std::vector<DeviceBuffer<unsigned char>> quad_memory, quad_memory_lo;
   std::vector<TextureObject> quad_tex, quad_tex_lo;
   DeviceBuffer<unsigned> quad_max;  // per slot, for the packing scale
-  DeviceBuffer<float> windows;            // streaming: kStreamViews row windows
+  DeviceBuffer<float> windows;            // streaming: window_slots_ row windows
   std::vector<TextureObject> window_tex;  // streaming: one per window
   PinnedBuffer<float> staging;            // streaming: decompressed windows
+  Event uploaded;                         // streaming: the windows are on the device
   Event done;
   bool used = false;
   void wait() {
@@ -139,12 +149,16 @@ class CudaBackend final : public Backend {
     const uint64_t resident_sets = pairs_preferred ? 2ull * kResidentPairs * quad_pitch_ * rows_
                                                    : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
     resident_ = volume + projections + resident_sets + fixed <= budget_;
-    pairs_ = resident_ && pairs_preferred;
+    pairs_ = pairs_preferred;
     if (pairs_) {
       orbits_.clear();
       for (const auto& p : pairs) orbits_.push_back({p[0], p[1], -1, -1});
     }
-    group_size_ = pairs_ ? kResidentPairs : kResidentQuads;
+    if (resident_)
+      group_size_ = pairs_ ? kResidentPairs : kResidentQuads;
+    else
+      group_size_ = pairs_ ? kStreamPairs : kStreamQuads;
+    window_slots_ = pairs_ ? 2 * kStreamPairs : kStreamViews;
     orbit_of_view_.assign(model.views.size(), -1);
     orbit_size_.assign(orbits_.size(), 0);
     for (size_t q = 0; q < orbits_.size(); ++q)
@@ -154,7 +168,7 @@ class CudaBackend final : public Backend {
           ++orbit_size_[q];
         }
     orbit_arrivals_.assign(orbits_.size(), 0);
-    const double quad_row_bytes = static_cast<double>(quad_pitch_) * (format_.split ? 2 : 1);
+    const double texel_row_bytes = static_cast<double>(quad_pitch_) * (format_.split && !pairs_ ? 2 : 1);
     if (resident_) {
       volume_.resize(model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
@@ -172,13 +186,15 @@ class CudaBackend final : public Backend {
                                                 static_cast<size_t>(kPairPlanesPerThread)));
       chunk_ready_ = std::vector<Event>(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_));
     } else {
-      // Streaming: a slab plus two batch sets must fit; each plane of slab
-      // brings at most rows_per_plane_ detector rows into every window.
+      // Streaming: two slab buffers plus two batch sets must fit; each
+      // plane of slab brings at most rows_per_plane_ detector rows into
+      // every window.
       const auto span = rows_for_slab(model.matrices.front(), model.volume, rows_, 0, model.volume.size[1]);
       rows_per_plane_ = std::max(0.0, static_cast<double>(span[1] - span[0] + 1)) / model.volume.size[1] * 1.25 + 0.01;
-      const double per_plane = static_cast<double>(plane) +
-                               2.0 * rows_per_plane_ * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_row_bytes);
-      const double per_set_fixed = 2.0 * 8 * (kStreamViews * 4.0 * pitch_ + kStreamQuads * quad_row_bytes);
+      const double set_row_bytes = window_slots_ * 4.0 * pitch_ + group_size_ * texel_row_bytes;
+      const double per_plane = static_cast<double>(kSlabBuffers) * static_cast<double>(plane) +
+                               2.0 * rows_per_plane_ * set_row_bytes;
+      const double per_set_fixed = 2.0 * 8 * set_row_bytes;
       const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed;
       max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
     }
@@ -192,10 +208,15 @@ class CudaBackend final : public Backend {
     // Members are released with our device current; then scope_ puts the
     // host's device back.
     scope_.enter();
+    if (worker_.joinable()) {
+      prefetch_->stop();
+      worker_.join();
+    }
     cudaStreamSynchronize(bp_stream_.get());
     cudaStreamSynchronize(filter_stream_.get());
     cudaStreamSynchronize(store_stream_.get());
     cudaStreamSynchronize(download_stream_.get());
+    cudaStreamSynchronize(upload_stream_.get());
   }
 
   fdk_backend kind() const override { return FDK_BACKEND_CUDA; }
@@ -204,6 +225,7 @@ class CudaBackend final : public Backend {
     // The kernel clock is read once every launch is made (after finish).
     if (finished_) clock_.collect();
     t.backproject_seconds += clock_.seconds();
+    std::lock_guard<std::mutex> lock(timing_mutex_);
     t.upload_seconds += upload_seconds_;
     t.download_seconds += download_seconds_;
   }
@@ -221,7 +243,7 @@ class CudaBackend final : public Backend {
 
   uint64_t host_work_bytes(const ScanModel& model, int planes) const override {
     if (resident_) return 0;  // slabs are copied straight from the device
-    return 2ull * kStreamViews * 4ull * columns_ * static_cast<uint64_t>(window_rows(planes));
+    return 2ull * window_slots_ * 4ull * columns_ * static_cast<uint64_t>(window_rows(planes));
   }
 
   std::unique_ptr<StagingBuffer> make_staging(size_t floats) const override {
@@ -296,6 +318,8 @@ class CudaBackend final : public Backend {
     if (!resident_) {
       compute_mask(model, false);
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
+      finished_ = true;
+      start_worker(model);
       return;
     }
     bool all_arrived = true;
@@ -404,13 +428,13 @@ class CudaBackend final : public Backend {
       }
       if (streaming) {
         window_stride_ = round_up(pitch_ * rows, base_align_);
-        set.windows.resize(window_stride_ * kStreamViews);
-        set.window_tex.resize(kStreamViews);
-        for (int v = 0; v < kStreamViews; ++v)
+        set.windows.resize(window_stride_ * window_slots_);
+        set.window_tex.resize(static_cast<size_t>(window_slots_));
+        for (int v = 0; v < window_slots_; ++v)
           set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + window_stride_ * v,
                                                               cudaCreateChannelDesc<float>(), columns_, rows,
                                                               pitch_ * sizeof(float));
-        set.staging.resize(static_cast<size_t>(columns_) * rows * kStreamViews);
+        set.staging.resize(static_cast<size_t>(columns_) * rows * window_slots_);
       }
     }
     set_rows_ = rows;
@@ -472,7 +496,12 @@ class CudaBackend final : public Backend {
   void prepare_quads(QuadBatch& batch, BatchSet& set) {
     batch.quad_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
-    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), bp_stream_.get()), "cudaMemsetAsync (quad max)");
+    clear_scales(set);
+  }
+
+  // The packing scales start at 0 (the pack kernels take maxima into them).
+  void clear_scales(BatchSet& set) {
+    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), bp_stream_.get()), "cudaMemsetAsync (scales)");
   }
 
   void set_quad_textures(QuadBatch& batch, const BatchSet& set, int slot) {
@@ -532,7 +561,7 @@ class CudaBackend final : public Backend {
     batch.count = static_cast<int>(group.size());
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
-    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), bp_stream_.get()), "cudaMemsetAsync (pair max)");
+    clear_scales(set);
     for (int s = 0; s < batch.count; ++s) {
       const auto& pair = orbits_[static_cast<size_t>(group[static_cast<size_t>(s)])];
       const float* src[2];
@@ -611,30 +640,82 @@ class CudaBackend final : public Backend {
     }
   }
 
-  // Streaming: one slab from the compressed store.
+  // Streaming, from fdk_finish: the worker thread that computes slabs ahead
+  // of the reader, on its own decompression threads (pool_ copies the
+  // reader's downloads).
+  void start_worker(const ScanModel& model) {
+    prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, kSlabBuffers);
+    decode_pool_ = std::make_unique<ThreadPool>(pool_.size());
+    worker_ = std::thread([this, &model] {
+      try {
+        DeviceGuard guard(device_);
+        SlabPrefetch::Task task;
+        while (prefetch_->next_task(task)) {
+          try {
+            const auto range = prefetch_->range(task.slab);
+            compute_slab(model, range[0], range[1], task.buffer);
+            prefetch_->task_done(task, nullptr);
+          } catch (...) {
+            prefetch_->task_done(task, std::current_exception());
+          }
+        }
+      } catch (...) {
+        prefetch_->stop(std::current_exception());
+      }
+    });
+  }
+
+  // Streaming: waits for the worker to have computed planes [y0, y1), then
+  // copies them out while the worker goes on with the next slab.
   void stream_slab(const ScanModel& model, int y0, int y1, float* out) {
+    const int slab = prefetch_->slab_of(y0, y1);
+    const int buffer = prefetch_->acquire(slab, [&] { throw_if_cancelled(model); });
+    if (buffer < 0) fail(FDK_ERROR_INVALID_STATE, "the reconstruction is being released");
+    try {
+      const auto start = std::chrono::steady_clock::now();
+      check(cudaStreamWaitEvent(download_stream_.get(), slab_ready_[static_cast<size_t>(buffer)].get(), 0),
+            "cudaStreamWaitEvent (slab)");
+      download(slab_buffers_[static_cast<size_t>(buffer)].get(), model.plane_floats() * (y1 - y0), out,
+               download_stream_.get());
+      std::lock_guard<std::mutex> lock(timing_mutex_);
+      download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (...) {
+      prefetch_->release(slab);
+      throw;
+    }
+    prefetch_->release(slab);
+  }
+
+  enum class ItemKind { Pairs, Quads, Singles };
+
+  // Worker: planes [y0, y1) from the compressed store into slab buffer
+  // `buffer`; its event marks the end.
+  void compute_slab(const ScanModel& model, int y0, int y1, int buffer) {
     const int planes = y1 - y0;
     const int rows = window_rows(planes);
     if (set_rows_ < rows) {
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
-      make_sets(kStreamQuads, rows, true);
+      make_sets(group_size_, rows, true);
     }
-    slab_.resize(model.plane_floats() * static_cast<size_t>(planes));
-    check(cudaMemsetAsync(slab_.get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
+    DeviceBuffer<float>& slab = slab_buffers_[static_cast<size_t>(buffer)];
+    slab.resize(model.plane_floats() * static_cast<size_t>(std::max(planes, max_planes_)));
+    check(cudaMemsetAsync(slab.get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
           "cudaMemsetAsync (slab)");
-    // Work items: complete quads, then the other views in groups of four.
+    // Work items: complete orbits (pairs or quads), then the other views in
+    // groups of four.
     std::vector<std::array<int, 4>> items;
     std::vector<int> singles;
-    for (const auto& quad : orbits_) {  // quads: streaming never uses pairs
+    for (const auto& orbit : orbits_) {
       bool complete = true;
-      for (int v : quad) complete &= model.arrived[static_cast<size_t>(v)] != 0;
-      if (complete)
-        items.push_back(quad);
-      else
-        for (int v : quad)
-          if (model.arrived[static_cast<size_t>(v)]) singles.push_back(v);
+      for (int v : orbit) complete &= v < 0 || model.arrived[static_cast<size_t>(v)] != 0;
+      if (complete) {
+        items.push_back(orbit);
+      } else {
+        for (int v : orbit)
+          if (v >= 0 && model.arrived[static_cast<size_t>(v)]) singles.push_back(v);
+      }
     }
-    const size_t quad_items = items.size();
+    const size_t orbit_items = items.size();
     for (int v : model.view_order)
       if (orbit_of_view_[static_cast<size_t>(v)] < 0) singles.push_back(v);
     for (size_t s = 0; s < singles.size(); s += 4) {
@@ -642,31 +723,34 @@ class CudaBackend final : public Backend {
       for (size_t c = 0; c < 4 && s + c < singles.size(); ++c) group[c] = singles[s + c];
       items.push_back(group);
     }
+    const ItemKind orbit_kind = pairs_ ? ItemKind::Pairs : ItemKind::Quads;
     size_t first = 0;
     while (first < items.size()) {
       throw_if_cancelled(model);
-      // Quads and singles never share a launch.
-      size_t last = std::min(items.size(), first + kStreamQuads);
-      if (first < quad_items && last > quad_items) last = quad_items;
-      run_stream_batch(model, items, first, last, first < quad_items, y0, planes, rows);
+      // Orbits and singles never share a launch.
+      const bool orbit = first < orbit_items;
+      const size_t per_launch = static_cast<size_t>(orbit ? group_size_ : std::min(kMaxBatchViews, window_slots_) / 4);
+      size_t last = std::min(items.size(), first + per_launch);
+      if (orbit && last > orbit_items) last = orbit_items;
+      run_stream_batch(model, items, first, last, orbit ? orbit_kind : ItemKind::Singles, y0, planes, rows,
+                       slab.get());
       first = last;
     }
-    const auto start = std::chrono::steady_clock::now();
-    download(slab_.get(), model.plane_floats() * planes, out, bp_stream_.get());  // after the kernels
-    download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (slab)");
-    clock_.collect();
+    slab_ready_[static_cast<size_t>(buffer)].record(bp_stream_.get());
   }
 
   void run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
-                        size_t last, bool quads, int y0, int planes, int rows) {
+                        size_t last, ItemKind kind, int y0, int planes, int rows, float* slab) {
     BatchSet& set = next_set();
     const int count = static_cast<int>(last - first);
-    // Row windows: per quad their union (the four share one texture).
+    const int width = kind == ItemKind::Pairs ? 2 : 4;  // windows per item
+    auto view_at = [&](int s, int c) { return items[first + static_cast<size_t>(s)][static_cast<size_t>(c)]; };
+    // Row windows: per item their union (an orbit shares one texture).
     std::vector<std::array<int, 2>> window(static_cast<size_t>(count));
     for (int s = 0; s < count; ++s) {
       int lo = rows_, hi = -1;
-      for (int v : items[first + static_cast<size_t>(s)]) {
+      for (int c = 0; c < width; ++c) {
+        const int v = view_at(s, c);
         if (v < 0) continue;
         const auto r = rows_for_slab(model.matrices[static_cast<size_t>(v)], model.volume, rows_, y0, y0 + planes);
         lo = std::min(lo, r[0]);
@@ -676,65 +760,95 @@ class CudaBackend final : public Backend {
       if (hi - lo + 1 > rows) hi = lo + rows - 1;  // cannot happen with the planner's sizing
       window[static_cast<size_t>(s)] = {lo, hi};
     }
-    // Decompress on CPU threads into pinned memory.
+    // Decompress on CPU threads into pinned memory, then upload on the
+    // upload stream while the GPU still runs the previous batch.
     const auto upload_start = std::chrono::steady_clock::now();
-    pool_.parallel_for(count * 4, [&](int task, int) {
-      const int s = task / 4, c = task % 4;
-      const int v = items[first + static_cast<size_t>(s)][static_cast<size_t>(c)];
+    decode_pool_->parallel_for(count * width, [&](int task, int) {
+      const int v = view_at(task / width, task % width);
       if (v < 0) return;
-      const auto& w = window[static_cast<size_t>(s)];
+      const auto& w = window[static_cast<size_t>(task / width)];
       float* dst = set.staging.get() + static_cast<size_t>(task) * columns_ * rows;
       model.store->read_rows(v, w[0], w[1] + 1, dst);
     });
-    for (int task = 0; task < count * 4; ++task) {
-      const int s = task / 4;
-      if (items[first + static_cast<size_t>(s)][static_cast<size_t>(task % 4)] < 0) continue;
-      const auto& w = window[static_cast<size_t>(s)];
+    for (int task = 0; task < count * width; ++task) {
+      if (view_at(task / width, task % width) < 0) continue;
+      const auto& w = window[static_cast<size_t>(task / width)];
       check(cudaMemcpy2DAsync(set.windows.get() + window_stride_ * task, pitch_ * sizeof(float),
                               set.staging.get() + static_cast<size_t>(task) * columns_ * rows,
                               columns_ * sizeof(float), columns_ * sizeof(float), w[1] - w[0] + 1,
-                              cudaMemcpyHostToDevice, bp_stream_.get()),
+                              cudaMemcpyHostToDevice, upload_stream_.get()),
             "cudaMemcpy2DAsync (window upload)");
     }
-    upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
+    set.uploaded.record(upload_stream_.get());
+    check(cudaStreamWaitEvent(bp_stream_.get(), set.uploaded.get(), 0), "cudaStreamWaitEvent (windows)");
+    {
+      std::lock_guard<std::mutex> lock(timing_mutex_);
+      upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
+    }
     const SlabGeometry g = slab_geometry(model, y0, planes);
-    if (quads) {
+    auto window_of = [&](int s, int c) { return set.windows.get() + window_stride_ * (width * s + c); };
+    if (kind == ItemKind::Pairs) {
+      PairBatch batch{};
+      batch.g = g;
+      batch.count = count;
+      batch.pair_max = set.quad_max.get();
+      batch.split = format_.split ? 1 : 0;
+      clear_scales(set);
+      for (int s = 0; s < count; ++s) {
+        const float* src[2] = {window_of(s, 0), window_of(s, 1)};
+        // A view that is its own mirror is looked up twice per voxel.
+        const float share = view_at(s, 0) == view_at(s, 1) ? 0.5f : 1.0f;
+        float scale[2];
+        for (int c = 0; c < 2; ++c) scale[c] = share * static_cast<float>(model.view_weights[static_cast<size_t>(view_at(s, c))]);
+        const auto& w = window[static_cast<size_t>(s)];
+        launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
+                         quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, format_.split,
+                         bp_stream_.get());
+        const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
+        fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
+                   w[0]);
+        batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+      }
+      clock_.begin(bp_stream_.get());
+      launch_pairs(batch, slab, mask_.get(), bp_stream_.get());
+      clock_.end(bp_stream_.get());
+    } else if (kind == ItemKind::Quads) {
       QuadBatch batch{};
       batch.g = g;
       batch.count = count;
       prepare_quads(batch, set);
       for (int s = 0; s < count; ++s) {
-        const auto& quad = items[first + static_cast<size_t>(s)];
         const float* src[4];
         float scale[4];
         for (int c = 0; c < 4; ++c) {
-          src[c] = set.windows.get() + window_stride_ * (4 * s + c);
-          scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(quad[c])]);
+          src[c] = window_of(s, c);
+          scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(view_at(s, c))]);
         }
         const auto& w = window[static_cast<size_t>(s)];
         pack_quad(src, scale, set, s, w[1] - w[0] + 1);
-        const double sid = model.views[static_cast<size_t>(quad[0])].sid;
-        fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), w[0]);
+        const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
+        fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
+                   w[0]);
         set_quad_textures(batch, set, s);
       }
       clock_.begin(bp_stream_.get());
-      launch_quads(batch, slab_.get(), mask_.get(), bp_stream_.get());
+      launch_quads(batch, slab, mask_.get(), bp_stream_.get());
       clock_.end(bp_stream_.get());
     } else {
       GenericBatch batch{};
       batch.g = g;
-      for (int task = 0; task < count * 4; ++task) {
-        const int v = items[first + static_cast<size_t>(task / 4)][static_cast<size_t>(task % 4)];
+      for (int task = 0; task < count * width; ++task) {
+        const int v = view_at(task / width, task % width);
         if (v < 0) continue;
         const double sid = model.views[static_cast<size_t>(v)].sid;
         fill_terms(batch.view[batch.count], model.matrices[static_cast<size_t>(v)],
                    static_cast<float>(model.view_weights[static_cast<size_t>(v)] * sid * sid),
-                   window[static_cast<size_t>(task / 4)][0]);
+                   window[static_cast<size_t>(task / width)][0]);
         batch.tex[batch.count] = set.window_tex[static_cast<size_t>(task)].get();
         ++batch.count;
       }
       clock_.begin(bp_stream_.get());
-      launch_generic(batch, slab_.get(), mask_.get(), bp_stream_.get());
+      launch_generic(batch, slab, mask_.get(), bp_stream_.get());
       clock_.end(bp_stream_.get());
     }
     set.done.record(bp_stream_.get());
@@ -746,7 +860,7 @@ class CudaBackend final : public Backend {
   ThreadPool pool_;
   // Filtering runs ahead of backprojection launches that are long (a batch
   // over the whole resident volume), so a push never waits for one.
-  Stream filter_stream_{+1}, bp_stream_{-1}, store_stream_{0}, download_stream_{0};
+  Stream filter_stream_{+1}, bp_stream_{-1}, store_stream_{0}, download_stream_{0}, upload_stream_{0};
   std::mutex store_copy_mutex_;
   GpuFilter filter_;
   TexelFormat format_;
@@ -758,7 +872,8 @@ class CudaBackend final : public Backend {
   size_t view_stride_ = 0;    // resident projections, in floats
   size_t window_stride_ = 0;  // streaming row windows, in floats
   bool resident_ = false;
-  int max_planes_ = 0;
+  int max_planes_ = 0;        // streaming: planes per slab buffer
+  int window_slots_ = kStreamViews;  // streaming: row windows per batch set
   double rows_per_plane_ = 1;
 
   // Quads, or (resident only) mirror pairs {a, b, -1, -1}, a == b for a view
@@ -781,7 +896,9 @@ class CudaBackend final : public Backend {
   std::vector<unsigned char> counted_;  // views accumulated into the resident volume
   std::atomic<bool> dropped_{false};    // a view accumulated was then not stored
 
-  DeviceBuffer<float> volume_, projections_, scratch_, slab_;
+  DeviceBuffer<float> volume_, projections_, scratch_;
+  std::array<DeviceBuffer<float>, kSlabBuffers> slab_buffers_;  // streaming
+  std::array<Event, kSlabBuffers> slab_ready_;
   DeviceBuffer<unsigned char> mask_;
   DeviceBuffer<double> mask_matrices_, mask_principal_;
   std::vector<TextureObject> view_tex_;
@@ -789,7 +906,12 @@ class CudaBackend final : public Backend {
   mutable KernelClock clock_;
   std::array<PinnedBuffer<float>, 2> bounce_;
   std::array<Event, 2> bounce_done_;
+  mutable std::mutex timing_mutex_;  // the worker adds upload time, the reader download time
   double upload_seconds_ = 0, download_seconds_ = 0;
+  // Streaming, from fdk_finish: the worker computing slabs ahead of reads.
+  std::unique_ptr<SlabPrefetch> prefetch_;
+  std::unique_ptr<ThreadPool> decode_pool_;
+  std::thread worker_;  // last: joined first (in the destructor's body)
   int next_set_ = 0;
   int set_rows_ = 0;
 };

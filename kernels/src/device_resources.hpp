@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -168,17 +169,23 @@ class Event {
 };
 
 // Sums the device time of bracketed work (kernels) with timing events;
-// collect() once the stream has passed them.
+// collect() once the stream has passed them. One thread launches, any
+// thread may collect.
 class KernelClock {
  public:
   void begin(cudaStream_t s) {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (free_.empty()) free_.emplace_back(std::make_unique<Event>(true), std::make_unique<Event>(true));
     pending_.push_back(std::move(free_.back()));
     free_.pop_back();
     pending_.back().first->record(s);
   }
-  void end(cudaStream_t s) { pending_.back().second->record(s); }
+  void end(cudaStream_t s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.back().second->record(s);
+  }
   void collect() {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (auto& p : pending_) {
       p.second->synchronize();
       float ms = 0;
@@ -188,9 +195,13 @@ class KernelClock {
     }
     pending_.clear();
   }
-  double seconds() const { return seconds_; }
+  double seconds() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return seconds_;
+  }
 
  private:
+  mutable std::mutex mutex_;
   using Pair = std::pair<std::unique_ptr<Event>, std::unique_ptr<Event>>;
   std::vector<Pair> pending_, free_;
   double seconds_ = 0;

@@ -5,6 +5,7 @@
 #pragma once
 #include <fdk/fdk.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,7 @@ struct ScanModel {
   std::vector<unsigned char> arrived;  // view pushed
   std::vector<double> view_weights;    // at finish: angular weight a_v (0: absent)
   std::vector<int> view_order;         // at finish: arrived views, ascending
+  std::vector<std::array<int, 2>> slabs;  // the slab plan ([y0, y1) of each), set once the backend exists
   const ProjectionStore* store = nullptr;
   const std::atomic<bool>* cancelled = nullptr;
 
