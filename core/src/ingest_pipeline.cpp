@@ -184,7 +184,14 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   if (!job->waited_on) return;
   changed_.wait(lock, [&] { return job->done; });
   --waiting_pushes_;
-  if (job->error) std::rethrow_exception(job->error);
+  if (job->error) {
+    // Handed over, not shared: the job may be released last by a worker,
+    // and the exception must not be freed there while this thread's caller
+    // still reads its message (ordered only by the C++ runtime's reference
+    // count, which ThreadSanitizer does not see).
+    const std::exception_ptr error = std::move(job->error);
+    std::rethrow_exception(error);
+  }
 }
 
 void IngestPipeline::seal() {
@@ -337,7 +344,8 @@ void IngestPipeline::complete(Job& job) {
         } catch (...) {
         }
       }
-      if (!job.waited_on && !deferred_) deferred_ = job.error;
+      // Moved, for the same reason as a waited-on push's failure (push).
+      if (!job.waited_on && !deferred_) deferred_ = std::move(job.error);
     }
   }
   job.done = true;
