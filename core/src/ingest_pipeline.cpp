@@ -346,6 +346,10 @@ void IngestPipeline::complete(Job& job) {
       }
       // Moved, for the same reason as a waited-on push's failure (push).
       if (!job.waited_on && !deferred_) deferred_ = std::move(job.error);
+    } else if (cancelled && job.waited_on) {
+      // Its push is still waiting and returns the cancel: the caller was
+      // told the view was not taken, so it does not count as pushed.
+      accepted_.fetch_sub(1);
     }
   }
   job.done = true;
