@@ -1,0 +1,372 @@
+// Calls on one handle from several threads, through the C ABI on the CPU
+// backend: fdk_cancel meets a push, a finish or a slab computation in
+// progress, fdk_destroy meets views still being filtered and compressed,
+// and the queries run alongside pushes and reads. Nothing may hang (a call
+// that does not return within kHang ends the process with a message, so a
+// hang fails instead of blocking the run), leak (the address sanitizer pass)
+// or race (the thread sanitizer pass runs these tests: label concurrency).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "small_scan.hpp"
+
+using fdk_test::SmallScan;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Far beyond anything these small scans need, even under ThreadSanitizer.
+constexpr std::chrono::seconds kHang{60};
+
+[[noreturn]] void hung(const std::string& what) {
+  std::fprintf(stderr, "FAILED: %s did not return within %d s: a hang\n", what.c_str(),
+               static_cast<int>(kHang.count()));
+  std::fflush(stderr);
+  std::_Exit(3);  // the hung thread cannot be joined; ctest sees the failure
+}
+
+template <class T>
+T await(std::future<T>& result, const std::string& what) {
+  if (result.wait_for(kHang) != std::future_status::ready) hung(what);
+  return result.get();
+}
+
+// Runs fn on a thread of its own and waits for it, at most kHang.
+template <class F>
+auto within(const std::string& what, F&& fn) {
+  auto result = std::async(std::launch::async, std::forward<F>(fn));
+  return await(result, what);
+}
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+fdk_progress progress_of(const fdk_context* ctx) {
+  fdk_progress p{};
+  p.struct_size = sizeof(p);
+  EXPECT_EQ(fdk_get_progress(ctx, &p), FDK_OK);
+  return p;
+}
+
+fdk_store_info store_of(const fdk_context* ctx) {
+  fdk_store_info s{};
+  s.struct_size = sizeof(s);
+  EXPECT_EQ(fdk_get_store_info(ctx, &s), FDK_OK);
+  return s;
+}
+
+fdk_context* create(const fdk_config& config) {
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
+  return ctx;
+}
+
+// Every view pushed and fdk_finish returned: ready for reads.
+fdk_context* ready(const fdk_config& config, const SmallScan& scan) {
+  fdk_context* ctx = create(config);
+  if (!ctx) return nullptr;
+  for (int v = 0; v < scan.views(); ++v)
+    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
+  return ctx;
+}
+
+void destroy(fdk_context* ctx, const std::string& when) {
+  within("fdk_destroy " + when, [ctx] { fdk_destroy(ctx); });
+}
+
+// After fdk_cancel returned: every call that works refuses, queries answer.
+void expect_cancelled(fdk_context* ctx, const SmallScan& scan) {
+  EXPECT_EQ(fdk_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_CANCELLED);
+  EXPECT_EQ(fdk_finish(ctx), FDK_ERROR_CANCELLED);
+  std::vector<float> slab(static_cast<size_t>(scan.config.volume.size[0]) * scan.config.volume.size[1] *
+                          scan.config.volume.size[2]);
+  EXPECT_EQ(fdk_read_slab(ctx, 0, slab.data(), slab.size() * sizeof(float)), FDK_ERROR_CANCELLED);
+  EXPECT_EQ(progress_of(ctx).phase, FDK_PHASE_CANCELLED);
+}
+
+// A host budget that holds the scan's compressed views with a third to
+// spare: the last pushes find the store near the budget and wait for their
+// own view to be stored instead of returning at once.
+uint64_t tight_budget(const SmallScan& scan) {
+  fdk_config config = scan.config;
+  uint64_t minimal = 4096;  // the smallest the planner accepts, to 4 KiB
+  for (;; minimal += 4096) {
+    config.host_memory_budget = minimal;
+    fdk_context* ctx = nullptr;
+    const fdk_status s = fdk_create(&config, &ctx);
+    fdk_destroy(ctx);
+    if (s == FDK_OK) break;
+    EXPECT_EQ(s, FDK_ERROR_BUDGET);
+    if (s != FDK_ERROR_BUDGET || minimal > (64u << 20)) return 0;
+  }
+  config.host_memory_budget = 0;
+  fdk_context* ctx = ready(config, scan);
+  const uint64_t stored = ctx ? store_of(ctx).stored_bytes : 0;
+  fdk_destroy(ctx);
+  return minimal + stored + stored / 3;
+}
+
+}  // namespace
+
+// The cancel arrives after the pusher has had `after` views accepted: while
+// a push copies, waits for a staging slot or (tight budget) for its own view
+// to be stored, views are filtered and compressed behind it, or fdk_finish
+// waits for the store.
+TEST(Concurrency, CancelFromAnotherThreadWhilePushing) {
+  const SmallScan scan(32, 64, 48);
+  const uint64_t tight = tight_budget(scan);
+  ASSERT_GT(tight, 0u);
+  for (uint64_t budget : {uint64_t{0}, tight})
+  for (int after : {0, 1, 3, 8, 20, 40, 52, 60, 63, 64}) {
+    SCOPED_TRACE("cancel after " + std::to_string(after) + " views, budget " + std::to_string(budget));
+    fdk_config config = scan.config;
+    config.host_memory_budget = budget;
+    fdk_context* ctx = create(config);
+    ASSERT_NE(ctx, nullptr);
+    std::atomic<bool> pusher_done{false};
+    auto pusher = std::async(std::launch::async, [&] {
+      std::vector<fdk_status> statuses;
+      for (int v = 0; v < scan.views(); ++v)
+        statuses.push_back(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr));
+      statuses.push_back(fdk_finish(ctx));
+      pusher_done = true;
+      return statuses;
+    });
+    auto canceller = std::async(std::launch::async, [&] {
+      while (!pusher_done && progress_of(ctx).views_pushed < after) std::this_thread::yield();
+      return fdk_cancel(ctx);
+    });
+    EXPECT_EQ(await(canceller, "fdk_cancel"), FDK_OK);
+    const std::vector<fdk_status> statuses = await(pusher, "the pushes and fdk_finish after fdk_cancel");
+
+    // Each push and the finish either completed before the cancel or
+    // refused; once one refused, every later one did.
+    int ok = 0;
+    bool refused = false;
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      const fdk_status s = statuses[i];
+      EXPECT_TRUE(s == FDK_OK || s == FDK_ERROR_CANCELLED) << "call " << i << ": " << fdk_status_string(s);
+      if (s == FDK_ERROR_CANCELLED) refused = true;
+      if (refused) {
+        EXPECT_EQ(s, FDK_ERROR_CANCELLED) << "call " << i << " succeeded after one was cancelled";
+      }
+      if (s == FDK_OK && i + 1 < statuses.size()) ++ok;
+    }
+    // The canceller saw `after` views counted; one of them may have been a
+    // push still waiting for its own view, which then returned the cancel.
+    EXPECT_GE(ok, std::min(after, scan.views()) - 1);
+    std::printf("budget %llu, cancel after %d views: %d pushes succeeded, fdk_finish %s\n",
+                static_cast<unsigned long long>(budget), after, ok, fdk_status_string(statuses.back()));
+    // Views in flight are not taken back, and a refused push does not
+    // count: the count is what the pushes returned.
+    const fdk_progress p = progress_of(ctx);
+    EXPECT_EQ(p.views_pushed, ok);
+    EXPECT_LE(store_of(ctx).views_stored, ok);
+    expect_cancelled(ctx, scan);
+    destroy(ctx, "after a cancelled acquisition");
+  }
+}
+
+// A read blocked in a slab computation returns CANCELLED soon after
+// fdk_cancel, from another thread: long before the slab would be done.
+TEST(Concurrency, CancelWhileASlabIsComputed) {
+  // One slab of 64 planes from 256 views: the backprojector takes the views
+  // in batches and checks for a cancel between them.
+  SmallScan scan(64, 256, 48);
+  scan.config.slab_thickness = 64;
+  const size_t slab_bytes = sizeof(float) * 64 * 64 * 64;
+  std::vector<float> slab(slab_bytes / sizeof(float));
+
+  // The uncancelled time, on a handle of its own (a second read would come
+  // from the slab cache).
+  fdk_context* ctx = ready(scan.config, scan);
+  ASSERT_NE(ctx, nullptr);
+  int32_t count = 0;
+  ASSERT_EQ(fdk_slab_count(ctx, &count), FDK_OK);
+  ASSERT_EQ(count, 1);
+  const auto t0 = Clock::now();
+  ASSERT_EQ(within("fdk_read_slab", [&] { return fdk_read_slab(ctx, 0, slab.data(), slab_bytes); }), FDK_OK);
+  const auto full = Clock::now() - t0;
+  destroy(ctx, "after a read");
+
+  bool cancelled_mid_slab = false;
+  for (int attempt = 0; attempt < 4 && !cancelled_mid_slab; ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    ctx = ready(scan.config, scan);
+    ASSERT_NE(ctx, nullptr);
+    std::promise<void> started;
+    auto reader = std::async(std::launch::async, [&] {
+      started.set_value();
+      const fdk_status s = fdk_read_slab(ctx, 0, slab.data(), slab_bytes);
+      return std::make_pair(s, Clock::now());
+    });
+    started.get_future().wait();
+    // A quarter into the slab (less on later attempts, in case the reader
+    // was quicker than measured).
+    std::this_thread::sleep_for(full / (4 << attempt));
+    const auto cancelled_at = Clock::now();
+    EXPECT_EQ(fdk_cancel(ctx), FDK_OK);
+    const auto [status, returned_at] = await(reader, "fdk_read_slab after fdk_cancel");
+    EXPECT_TRUE(status == FDK_OK || status == FDK_ERROR_CANCELLED) << fdk_status_string(status);
+    if (status == FDK_ERROR_CANCELLED) {
+      cancelled_mid_slab = true;
+      const double latency = ms(returned_at - cancelled_at);
+      std::printf("slab of 256 views: %.1f ms; the read returned %.1f ms after fdk_cancel\n", ms(full), latency);
+      // Honoured between batches of views, it returns within a fraction of
+      // the slab; ignored, it would run to the end (three quarters of it).
+      EXPECT_LT(latency, std::max(ms(full) / 2, 25.0)) << "the computation ran on after fdk_cancel";
+      EXPECT_EQ(progress_of(ctx).slabs_done, 0);
+    }
+    expect_cancelled(ctx, scan);
+    destroy(ctx, "after a cancelled read");
+  }
+  EXPECT_TRUE(cancelled_mid_slab) << "every read finished before fdk_cancel (slab: " << ms(full) << " ms)";
+}
+
+// fdk_destroy right after the last push, before fdk_finish: the filter
+// thread and the store workers are still busy with the views in flight
+// (the store compresses in the background). Also right after create, after
+// a cancel with views in flight, and after a finish and a read.
+TEST(Concurrency, DestroyWithWorkInFlightIsClean) {
+  const SmallScan scan(32, 64, 48);
+  int destroyed_in_flight = 0;
+  for (int threads : {1, 2, 4})
+    for (int precision : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + ", precision " + std::to_string(precision));
+      fdk_config config = scan.config;
+      config.num_threads = threads;
+      config.precision = precision;
+      fdk_context* ctx = create(config);
+      ASSERT_NE(ctx, nullptr);
+      for (int v = 0; v < scan.views(); ++v)
+        ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+      if (store_of(ctx).views_stored < scan.views()) ++destroyed_in_flight;
+      destroy(ctx, "with views in flight");
+
+      ctx = create(config);
+      ASSERT_NE(ctx, nullptr);
+      destroy(ctx, "right after fdk_create");
+
+      ctx = create(config);
+      ASSERT_NE(ctx, nullptr);
+      for (int v = 0; v < scan.views() / 2; ++v)
+        ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+      ASSERT_EQ(fdk_cancel(ctx), FDK_OK);
+      destroy(ctx, "after fdk_cancel with views in flight");
+
+      ctx = ready(config, scan);
+      ASSERT_NE(ctx, nullptr);
+      std::vector<float> slab(static_cast<size_t>(32) * 32 * 32);
+      EXPECT_EQ(fdk_read_slab(ctx, 0, slab.data(), slab.size() * sizeof(float)), FDK_OK);
+      destroy(ctx, "after a read");
+    }
+  std::printf("destroyed with views still on their way to the store: %d of 6\n", destroyed_in_flight);
+  EXPECT_GT(destroyed_in_flight, 0) << "every view was stored before fdk_destroy: nothing was in flight";
+}
+
+// The supported pattern with every query running alongside: one thread
+// pushes and finishes, one reads the slabs once fdk_finish has returned,
+// and a third polls progress, store, plan, slab and timing queries the
+// whole time. What the queries see only grows, and the volume is the one
+// a single thread reconstructs.
+TEST(Concurrency, QueriesFromAnotherThreadWhilePushingAndReading) {
+  SmallScan scan(32, 64, 48);
+  scan.config.slab_thickness = 4;
+  std::vector<float> reference;
+  {
+    fdk_context* ctx = ready(scan.config, scan);
+    ASSERT_NE(ctx, nullptr);
+    ASSERT_EQ(fdk_test::read_volume(ctx, reference), FDK_OK);
+    destroy(ctx, "after the reference volume");
+  }
+  fdk_context* ctx = create(scan.config);
+  ASSERT_NE(ctx, nullptr);
+  int32_t slabs = 0;
+  ASSERT_EQ(fdk_slab_count(ctx, &slabs), FDK_OK);
+  ASSERT_EQ(slabs, 8);
+
+  std::atomic<bool> finished{false}, callback_set{false}, read_done{false};
+  std::atomic<int> callbacks{0};
+  auto acquisition = std::async(std::launch::async, [&] {
+    for (int v = 0; v < scan.views(); ++v)
+      EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
+    EXPECT_EQ(fdk_finish(ctx), FDK_OK);
+    finished = true;
+  });
+  auto reader = std::async(std::launch::async, [&] {
+    while (!finished || !callback_set) std::this_thread::yield();
+    std::vector<float> volume;
+    EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK);
+    read_done = true;
+    return volume;
+  });
+  auto queries = std::async(std::launch::async, [&] {
+    int polls = 0;
+    fdk_progress last{};
+    fdk_store_info last_store{};
+    while (!read_done) {
+      const fdk_progress p = progress_of(ctx);
+      EXPECT_GE(p.phase, last.phase);
+      EXPECT_NE(p.phase, FDK_PHASE_CANCELLED);
+      EXPECT_GE(p.views_pushed, last.views_pushed);
+      EXPECT_LE(p.views_pushed, scan.views());
+      EXPECT_EQ(p.views_total, scan.views());
+      EXPECT_GE(p.slabs_done, last.slabs_done);
+      EXPECT_EQ(p.slabs_total, slabs);
+      last = p;
+      const fdk_store_info s = store_of(ctx);
+      EXPECT_GE(s.views_stored, last_store.views_stored);
+      EXPECT_GE(s.stored_bytes, last_store.stored_bytes);
+      last_store = s;
+      fdk_plan_info plan{};
+      plan.struct_size = sizeof(plan);
+      EXPECT_EQ(fdk_get_plan_info(ctx, &plan), FDK_OK);
+      EXPECT_EQ(plan.backend, FDK_BACKEND_CPU);
+      fdk_slab_info info{};
+      info.struct_size = sizeof(info);
+      EXPECT_EQ(fdk_get_slab_info(ctx, polls % slabs, &info), FDK_OK);
+      if (polls % 16 == 0) {
+        // Waits for the push or read in progress: sees the counters between calls.
+        fdk_timings t{};
+        t.struct_size = sizeof(t);
+        EXPECT_EQ(fdk_get_timings(ctx, &t), FDK_OK);
+      }
+      if (polls == 0) {
+        // Set on this thread while the pushes run; called on the pushing
+        // and the reading thread (the reads wait for it, so some see it).
+        EXPECT_EQ(fdk_set_progress_callback(
+                      ctx, [](void* user, const fdk_progress*) { ++*static_cast<std::atomic<int>*>(user); },
+                      &callbacks),
+                  FDK_OK);
+        callback_set = true;
+      }
+      ++polls;
+      std::this_thread::yield();
+    }
+    return polls;
+  });
+  await(acquisition, "the pushes and fdk_finish");
+  const std::vector<float> volume = await(reader, "the slab reads");
+  const int polls = await(queries, "the queries");
+  EXPECT_GT(polls, 0);
+  EXPECT_GT(callbacks.load(), 0);
+  const fdk_progress p = progress_of(ctx);
+  EXPECT_EQ(p.phase, FDK_PHASE_DONE);
+  EXPECT_EQ(p.views_pushed, scan.views());
+  EXPECT_EQ(p.slabs_done, slabs);
+  EXPECT_EQ(store_of(ctx).views_stored, scan.views());
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), volume.size() * sizeof(float)), 0);
+  destroy(ctx, "after the reads");
+}
