@@ -23,6 +23,14 @@ std::array<int, 2> SlabPrefetch::range(int slab) const {
   return slabs_[static_cast<size_t>(slab)].range;
 }
 
+void SlabPrefetch::preset_ready(int slab, int buffer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slab& s = slabs_[static_cast<size_t>(slab)];
+  s.state = State::Ready;
+  s.buffer = buffer;
+  owner_[static_cast<size_t>(buffer)] = slab;
+}
+
 int SlabPrefetch::free_buffer() const {
   for (size_t b = 0; b < owner_.size(); ++b)
     if (owner_[b] < 0) return static_cast<int>(b);

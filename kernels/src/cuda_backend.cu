@@ -153,6 +153,12 @@ class CudaBackend final : public Backend {
     if (pairs_) {
       orbits_.clear();
       for (const auto& p : pairs) orbits_.push_back({p[0], p[1], -1, -1});
+      // In the order they complete when views arrive by index, so that the
+      // groups of a slab backprojected during the scan (early slab)
+      // complete steadily.
+      std::stable_sort(orbits_.begin(), orbits_.end(), [](const auto& a, const auto& b) {
+        return std::max(a[0], a[1]) < std::max(b[0], b[1]);
+      });
     }
     if (resident_)
       group_size_ = pairs_ ? kResidentPairs : kResidentQuads;
@@ -197,6 +203,18 @@ class CudaBackend final : public Backend {
       const double per_set_fixed = 2.0 * 8 * set_row_bytes;
       const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed;
       max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
+      // The first slab can be backprojected during the scan when every
+      // view belongs to a pair: the same groups, windows and weights as a
+      // streamed slab (so the same bits), with the windows cut from each
+      // view as it is filtered and held in the second slab buffer. float32
+      // only: the store's float16 rounding is not the GPU's.
+      early_ = pairs_ && format_.split && !orbits_.empty() &&
+               std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
+      if (early_) {
+        nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
+                                           model.redundancy.short_scan);
+        nominal_views_ = model.views;
+      }
     }
     // Pinning costs milliseconds per hundred MiB: done here, not in a read.
     for (auto& b : bounce_) b.resize(kBounceFloats);
@@ -281,7 +299,7 @@ class CudaBackend final : public Backend {
   // Runs on the ingest filter thread, in push order: complete quads are
   // backprojected into the resident volume in batches.
   void view_filtered(const ScanModel& model, int view) override {
-    if (!resident_) return;
+    if (!resident_) return early_view(model, view);
     DeviceGuard guard(device_);
     if (!same_geometry(model.views[static_cast<size_t>(view)], nominal_views_[static_cast<size_t>(view)]))
       geometry_changed_ = true;
@@ -316,10 +334,11 @@ class CudaBackend final : public Backend {
   void finish(const ScanModel& model) override {
     DeviceGuard guard(device_);
     if (!resident_) {
+      const bool early_done = finish_early(model);
       compute_mask(model, false);
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
       finished_ = true;
-      start_worker(model);
+      start_worker(model, early_done);
       return;
     }
     bool all_arrived = true;
@@ -643,8 +662,12 @@ class CudaBackend final : public Backend {
   // Streaming, from fdk_finish: the worker thread that computes slabs ahead
   // of the reader, on its own decompression threads (pool_ copies the
   // reader's downloads).
-  void start_worker(const ScanModel& model) {
+  void start_worker(const ScanModel& model, bool early_done) {
     prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, kSlabBuffers);
+    if (early_done) {
+      slab_ready_[0].record(bp_stream_.get());
+      prefetch_->preset_ready(0, 0);
+    }
     decode_pool_ = std::make_unique<ThreadPool>(pool_.size());
     worker_ = std::thread([this, &model] {
       try {
@@ -687,6 +710,137 @@ class CudaBackend final : public Backend {
   }
 
   enum class ItemKind { Pairs, Quads, Singles };
+
+  // Rows [lo, hi] of the detector that planes [y0, y0 + planes) need from
+  // the views of `item` (their union: an orbit shares one texture).
+  std::array<int, 2> item_window(const ScanModel& model, const std::array<int, 4>& item, int width, int y0, int planes,
+                                 int rows) const {
+    int lo = rows_, hi = -1;
+    for (int c = 0; c < width; ++c) {
+      const int v = item[static_cast<size_t>(c)];
+      if (v < 0) continue;
+      const auto r = rows_for_slab(model.matrices[static_cast<size_t>(v)], model.volume, rows_, y0, y0 + planes);
+      lo = std::min(lo, r[0]);
+      hi = std::max(hi, r[1]);
+    }
+    if (hi < lo) hi = lo = 0;
+    if (hi - lo + 1 > rows) hi = lo + rows - 1;  // cannot happen with the planner's sizing
+    return {lo, hi};
+  }
+
+  // Packs `count` mirror pairs (views view_at(s, 0..1), row windows at
+  // src_of(s, c)) and backprojects them into `slab`.
+  template <class ViewAt, class SrcOf>
+  void launch_window_pairs(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
+                           const std::vector<std::array<int, 2>>& window, const std::vector<double>& weights,
+                           const SlabGeometry& g, float* slab) {
+    PairBatch batch{};
+    batch.g = g;
+    batch.count = count;
+    batch.pair_max = set.quad_max.get();
+    batch.split = format_.split ? 1 : 0;
+    clear_scales(set);
+    for (int s = 0; s < count; ++s) {
+      const float* src[2] = {src_of(s, 0), src_of(s, 1)};
+      // A view that is its own mirror is looked up twice per voxel.
+      const float share = view_at(s, 0) == view_at(s, 1) ? 0.5f : 1.0f;
+      float scale[2];
+      for (int c = 0; c < 2; ++c) scale[c] = share * static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
+      const auto& w = window[static_cast<size_t>(s)];
+      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
+                       quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, format_.split,
+                       bp_stream_.get());
+      const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
+      fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
+                 w[0]);
+      batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
+    }
+    clock_.begin(bp_stream_.get());
+    launch_pairs(batch, slab, mask_.get(), bp_stream_.get());
+    clock_.end(bp_stream_.get());
+  }
+
+  // Early slab, on the filter thread: the first slab's window of `view` is
+  // cut from the filtered view into the second slab buffer; groups of
+  // pairs go to the GPU in order as they complete.
+  void early_view(const ScanModel& model, int view) {
+    if (!early_ || early_failed_) return;
+    DeviceGuard guard(device_);
+    const size_t v = static_cast<size_t>(view);
+    if (!same_geometry(model.views[v], nominal_views_[v]) || counted_[v]) {
+      early_failed_ = true;  // finish computes the slab from the store
+      return;
+    }
+    if (!early_started_ && !start_early(model)) return;
+    const int q = orbit_of_view_[v];
+    const auto& w = early_windows_[static_cast<size_t>(q)];
+    check(cudaMemcpy2DAsync(slab_buffers_[1].get() + window_stride_ * v, pitch_ * sizeof(float),
+                            scratch_.get() + static_cast<size_t>(w[0]) * pitch_, pitch_ * sizeof(float),
+                            columns_ * sizeof(float), w[1] - w[0] + 1, cudaMemcpyDeviceToDevice, filter_stream_.get()),
+          "cudaMemcpy2DAsync (early window)");
+    early_copied_.record(filter_stream_.get());
+    counted_[v] = 1;
+    ++orbit_arrivals_[static_cast<size_t>(q)];
+    launch_early_groups(model);
+  }
+
+  // The first early view: sizes the batch sets for the first slab, clears
+  // it, and finds each pair's window. False (and early off) when the
+  // windows of all views do not fit the second slab buffer.
+  bool start_early(const ScanModel& model) {
+    early_started_ = true;
+    const auto range = model.slabs.front();
+    const int planes = range[1] - range[0];
+    const int rows = window_rows(planes);
+    make_sets(group_size_, rows, true);
+    const size_t buffer_floats = model.plane_floats() * static_cast<size_t>(max_planes_);
+    if (range[0] != 0 || window_stride_ * model.views.size() > buffer_floats) {
+      early_ = false;
+      return false;
+    }
+    for (auto& b : slab_buffers_) b.resize(buffer_floats);
+    check(cudaMemsetAsync(slab_buffers_[0].get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
+          "cudaMemsetAsync (early slab)");
+    compute_mask(model, true);
+    early_windows_.clear();
+    for (const auto& orbit : orbits_) early_windows_.push_back(item_window(model, orbit, 2, range[0], planes, rows));
+    return true;
+  }
+
+  // Launches the complete groups of pairs, in order, into the first slab.
+  void launch_early_groups(const ScanModel& model) {
+    const auto range = model.slabs.front();
+    const size_t total = orbits_.size(), group = static_cast<size_t>(group_size_);
+    while (early_next_ * group < total) {
+      const size_t first = early_next_ * group, last = std::min(total, first + group);
+      for (size_t q = first; q < last; ++q)
+        if (orbit_arrivals_[q] < orbit_size_[q]) return;
+      check(cudaStreamWaitEvent(bp_stream_.get(), early_copied_.get(), 0), "cudaStreamWaitEvent (early windows)");
+      BatchSet& set = next_set();
+      const std::vector<std::array<int, 2>> window(early_windows_.begin() + static_cast<std::ptrdiff_t>(first),
+                                                   early_windows_.begin() + static_cast<std::ptrdiff_t>(last));
+      auto view_at = [&](int s, int c) { return orbits_[first + static_cast<size_t>(s)][static_cast<size_t>(c)]; };
+      auto src_of = [&](int s, int c) {
+        return slab_buffers_[1].get() + window_stride_ * static_cast<size_t>(view_at(s, c));
+      };
+      launch_window_pairs(model, set, static_cast<int>(last - first), view_at, src_of, window, nominal_weights_,
+                          slab_geometry(model, range[0], range[1] - range[0]), slab_buffers_[0].get());
+      set.done.record(bp_stream_.get());
+      set.used = true;
+      ++early_next_;
+    }
+  }
+
+  // fdk_finish: true when the first slab is complete from the scan (every
+  // view arrived once, as announced, none dropped, weights unchanged).
+  bool finish_early(const ScanModel& model) {
+    if (!early_started_ || !early_ || early_failed_ || dropped_.load()) return false;
+    for (unsigned char a : model.arrived)
+      if (!a) return false;
+    if (model.view_weights != nominal_weights_) return false;
+    launch_early_groups(model);
+    return early_next_ * static_cast<size_t>(group_size_) >= orbits_.size();
+  }
 
   // Worker: planes [y0, y1) from the compressed store into slab buffer
   // `buffer`; its event marks the end.
@@ -745,21 +899,9 @@ class CudaBackend final : public Backend {
     const int count = static_cast<int>(last - first);
     const int width = kind == ItemKind::Pairs ? 2 : 4;  // windows per item
     auto view_at = [&](int s, int c) { return items[first + static_cast<size_t>(s)][static_cast<size_t>(c)]; };
-    // Row windows: per item their union (an orbit shares one texture).
     std::vector<std::array<int, 2>> window(static_cast<size_t>(count));
-    for (int s = 0; s < count; ++s) {
-      int lo = rows_, hi = -1;
-      for (int c = 0; c < width; ++c) {
-        const int v = view_at(s, c);
-        if (v < 0) continue;
-        const auto r = rows_for_slab(model.matrices[static_cast<size_t>(v)], model.volume, rows_, y0, y0 + planes);
-        lo = std::min(lo, r[0]);
-        hi = std::max(hi, r[1]);
-      }
-      if (hi < lo) hi = lo = 0;
-      if (hi - lo + 1 > rows) hi = lo + rows - 1;  // cannot happen with the planner's sizing
-      window[static_cast<size_t>(s)] = {lo, hi};
-    }
+    for (int s = 0; s < count; ++s)
+      window[static_cast<size_t>(s)] = item_window(model, items[first + static_cast<size_t>(s)], width, y0, planes, rows);
     // Decompress on CPU threads into pinned memory, then upload on the
     // upload stream while the GPU still runs the previous batch.
     const auto upload_start = std::chrono::steady_clock::now();
@@ -788,30 +930,7 @@ class CudaBackend final : public Backend {
     const SlabGeometry g = slab_geometry(model, y0, planes);
     auto window_of = [&](int s, int c) { return set.windows.get() + window_stride_ * (width * s + c); };
     if (kind == ItemKind::Pairs) {
-      PairBatch batch{};
-      batch.g = g;
-      batch.count = count;
-      batch.pair_max = set.quad_max.get();
-      batch.split = format_.split ? 1 : 0;
-      clear_scales(set);
-      for (int s = 0; s < count; ++s) {
-        const float* src[2] = {window_of(s, 0), window_of(s, 1)};
-        // A view that is its own mirror is looked up twice per voxel.
-        const float share = view_at(s, 0) == view_at(s, 1) ? 0.5f : 1.0f;
-        float scale[2];
-        for (int c = 0; c < 2; ++c) scale[c] = share * static_cast<float>(model.view_weights[static_cast<size_t>(view_at(s, c))]);
-        const auto& w = window[static_cast<size_t>(s)];
-        launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
-                         quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, format_.split,
-                         bp_stream_.get());
-        const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
-        fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
-                   w[0]);
-        batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
-      }
-      clock_.begin(bp_stream_.get());
-      launch_pairs(batch, slab, mask_.get(), bp_stream_.get());
-      clock_.end(bp_stream_.get());
+      launch_window_pairs(model, set, count, view_at, window_of, window, model.view_weights, g, slab);
     } else if (kind == ItemKind::Quads) {
       QuadBatch batch{};
       batch.g = g;
@@ -911,6 +1030,11 @@ class CudaBackend final : public Backend {
   // Streaming, from fdk_finish: the worker computing slabs ahead of reads.
   std::unique_ptr<SlabPrefetch> prefetch_;
   std::unique_ptr<ThreadPool> decode_pool_;
+  // Early slab (streaming): the first slab backprojected during the scan.
+  bool early_ = false, early_started_ = false, early_failed_ = false;
+  size_t early_next_ = 0;                          // next group of pairs to launch
+  std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the first slab
+  Event early_copied_;                             // on the filter stream: windows cut so far
   std::thread worker_;  // last: joined first (in the destructor's body)
   int next_set_ = 0;
   int set_rows_ = 0;

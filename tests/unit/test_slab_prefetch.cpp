@@ -119,6 +119,23 @@ TEST(SlabPrefetch, PollErrorAndStopEndAWaitingReader) {
   EXPECT_FALSE(p.next_task(t));
 }
 
+TEST(SlabPrefetch, APresetSlabIsReadWithoutComputingIt) {
+  SlabPrefetch p(slabs(3), 2);
+  std::vector<std::atomic<int>> buffers(2);
+  buffers[0].store(0);  // computed during the scan
+  p.preset_ready(0, 0);
+  FakeWorker w{p, buffers, {}, -1};
+  std::thread worker([&] { w.run(); });
+  for (int s = 0; s < 3; ++s) {
+    const int b = p.acquire(s, nullptr);
+    EXPECT_EQ(buffers[static_cast<size_t>(b)].load(), s);
+    p.release(s);
+  }
+  p.stop();
+  worker.join();
+  EXPECT_EQ(w.computed, (std::vector<int>{1, 2}));
+}
+
 TEST(SlabPrefetch, UnknownRangeBecomesASlab) {
   SlabPrefetch p(slabs(2), 1);
   EXPECT_EQ(p.slab_of(10, 20), 1);

@@ -33,6 +33,10 @@ class SlabPrefetch {
   int slab_of(int y0, int y1);
   std::array<int, 2> range(int slab) const;
 
+  // Before the worker starts: `slab` is already computed into `buffer`
+  // (during the scan).
+  void preset_ready(int slab, int buffer);
+
   // Worker: blocks until there is a slab to compute and a free buffer for
   // it; false once stop() was called.
   bool next_task(Task& task);
