@@ -51,7 +51,7 @@ constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when st
 // Streamed slabs alternate between two device buffers: one downloads while
 // the next one computes.
 constexpr int kSlabBuffers = 2;
-constexpr size_t kBounceFloats = size_t{16} << 20;  // 64 MiB per slab-download bounce buffer
+constexpr size_t kBounceFloats = size_t{4} << 20;  // 16 MiB per slab-download bounce buffer
 
 int device_count() noexcept {
   int count = 0;
