@@ -68,6 +68,45 @@ double compare(fdk_config config, const SmallScan& scan, Result* gpu_out = nullp
 
 SmallScan medium() { return SmallScan(64, 120, 96); }
 
+// The CUDA backend within `budget` bytes of GPU memory (streamed slabs).
+void stream_on_gpu(SmallScan& scan, uint64_t budget) {
+  scan.config.backend = FDK_BACKEND_CUDA;
+  scan.config.gpu_memory_budget = budget;
+}
+
+// A context with every view of `scan` pushed and finished.
+fdk_context* finished_context(const SmallScan& scan) {
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&scan.config, &ctx), FDK_OK) << fdk_last_create_error();
+  if (!ctx) return nullptr;
+  for (int v = 0; v < scan.views(); ++v)
+    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
+  return ctx;
+}
+
+// Slab indices from the last to the first.
+std::vector<int> last_to_first(int count) {
+  std::vector<int> order;
+  for (int s = count - 1; s >= 0; --s) order.push_back(s);
+  return order;
+}
+
+// Reads the slabs in `order` and compares each byte for byte with the same
+// planes of `reference` (a volume read in order).
+void expect_slabs_match(fdk_context* ctx, const std::vector<int>& order, const std::vector<float>& reference,
+                        size_t plane_floats) {
+  for (int s : order) {
+    fdk_slab_info info{};
+    info.struct_size = sizeof(info);
+    ASSERT_EQ(fdk_get_slab_info(ctx, s, &info), FDK_OK);
+    std::vector<float> slab(info.byte_size / 4);
+    ASSERT_EQ(fdk_read_slab(ctx, s, slab.data(), info.byte_size), FDK_OK) << fdk_last_error(ctx);
+    const size_t offset = static_cast<size_t>(info.y_begin) * plane_floats;
+    EXPECT_EQ(std::memcmp(slab.data(), reference.data() + offset, info.byte_size), 0) << "slab " << s;
+  }
+}
+
 }  // namespace
 
 TEST(CudaBackend, ResidentMatchesCpu) {
@@ -145,28 +184,15 @@ TEST(CudaBackend, ShortScanAndOffsetDetectorMatchCpu) {
 TEST(CudaBackend, StreamedSlabsReadInAnyOrderAreTheSame) {
   SKIP_WITHOUT_GPU();
   SmallScan scan = medium();
-  scan.config.backend = FDK_BACKEND_CUDA;
-  scan.config.gpu_memory_budget = 4u << 20;
+  stream_on_gpu(scan, 4u << 20);
   const Result in_order = run(scan.config, scan);
   ASSERT_GT(in_order.plan.num_slabs, 3);
-  fdk_context* ctx = nullptr;
-  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
-  for (int v = 0; v < scan.views(); ++v) ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
-  ASSERT_EQ(fdk_finish(ctx), FDK_OK);
-  std::vector<int> order;
-  for (int s = in_order.plan.num_slabs - 1; s >= 0; --s) order.push_back(s);
+  fdk_context* ctx = finished_context(scan);
+  ASSERT_NE(ctx, nullptr);
+  std::vector<int> order = last_to_first(in_order.plan.num_slabs);
   order.push_back(1);
   order.push_back(in_order.plan.num_slabs - 1);
-  size_t offset_of_slab = 0;
-  for (int s : order) {
-    fdk_slab_info info{};
-    info.struct_size = sizeof(info);
-    ASSERT_EQ(fdk_get_slab_info(ctx, s, &info), FDK_OK);
-    std::vector<float> slab(info.byte_size / 4);
-    ASSERT_EQ(fdk_read_slab(ctx, s, slab.data(), info.byte_size), FDK_OK) << fdk_last_error(ctx);
-    offset_of_slab = static_cast<size_t>(info.y_begin) * 64 * 64;
-    EXPECT_EQ(std::memcmp(slab.data(), in_order.volume.data() + offset_of_slab, info.byte_size), 0) << "slab " << s;
-  }
+  expect_slabs_match(ctx, order, in_order.volume, 64 * 64);
   ASSERT_EQ(fdk_cancel(ctx), FDK_OK);
   std::vector<float> slab(64 * 64 * 64);
   EXPECT_EQ(fdk_read_slab(ctx, 0, slab.data(), slab.size() * 4), FDK_ERROR_CANCELLED);
@@ -180,23 +206,12 @@ TEST(CudaBackend, StreamedSlabsReadInAnyOrderAreTheSame) {
 TEST(CudaBackend, EarlySlabDuringTheScanIsBitIdenticalToAStreamedOne) {
   SKIP_WITHOUT_GPU();
   SmallScan scan(128, 24, 64);  // every view in a mirror pair; a thin volume's windows fit one slab buffer
-  scan.config.backend = FDK_BACKEND_CUDA;
-  scan.config.gpu_memory_budget = 6u << 20;
+  stream_on_gpu(scan, 6u << 20);
   const Result in_order = run(scan.config, scan);
   ASSERT_GT(in_order.plan.num_slabs, 2);
-  fdk_context* ctx = nullptr;
-  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
-  for (int v = 0; v < scan.views(); ++v) ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
-  ASSERT_EQ(fdk_finish(ctx), FDK_OK);
-  for (int s = in_order.plan.num_slabs - 1; s >= 0; --s) {
-    fdk_slab_info info{};
-    info.struct_size = sizeof(info);
-    ASSERT_EQ(fdk_get_slab_info(ctx, s, &info), FDK_OK);
-    std::vector<float> slab(info.byte_size / 4);
-    ASSERT_EQ(fdk_read_slab(ctx, s, slab.data(), info.byte_size), FDK_OK) << fdk_last_error(ctx);
-    const size_t offset = static_cast<size_t>(info.y_begin) * 128 * 128;
-    EXPECT_EQ(std::memcmp(slab.data(), in_order.volume.data() + offset, info.byte_size), 0) << "slab " << s;
-  }
+  fdk_context* ctx = finished_context(scan);
+  ASSERT_NE(ctx, nullptr);
+  expect_slabs_match(ctx, last_to_first(in_order.plan.num_slabs), in_order.volume, 128 * 128);
   fdk_destroy(ctx);
   const double err = compare(scan.config, scan);
   std::vector<char> skip(static_cast<size_t>(scan.views()), 0);
