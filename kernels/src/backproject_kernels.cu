@@ -211,22 +211,38 @@ __device__ __forceinline__ void warp_max_into(float m, unsigned* max_bits) {
   if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(max_bits, __float_as_uint(m));
 }
 
+// N filtered windows (the same rows) and their angular weights.
+template <int N>
 struct PackArgs {
-  const float* src[4];
+  const float* src[N];
   size_t src_pitch;
-  float scale[4];
+  float scale[N];
 };
 
-__global__ void quad_max_kernel(PackArgs a, int columns, int rows, unsigned* quad_max) {
+// *max_bits = max(*max_bits, the largest |scale * x| of the N windows). A
+// pair's flip maps the detector onto itself, so its maximum needs no flip.
+template <int N>
+__global__ void pack_max_kernel(PackArgs<N> a, int columns, int rows, unsigned* max_bits) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
   float m = 0.0f;
   if (c < columns && r < rows) {
     const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
+    for (int k = 0; k < N; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
   }
-  warp_max_into(m, quad_max);
+  warp_max_into(m, max_bits);
+}
+
+template <int N>
+PackArgs<N> pack_args(const float* const src[N], size_t src_pitch, const float scale[N]) {
+  PackArgs<N> a;
+  a.src_pitch = src_pitch;
+  for (int k = 0; k < N; ++k) {
+    a.src[k] = src[k];
+    a.scale[k] = scale[k];
+  }
+  return a;
 }
 
 // x as hi + lo in half precision: hi = half(x), lo = half(x - hi).
@@ -236,7 +252,7 @@ __device__ __forceinline__ void split_half(float x, unsigned short& hi, unsigned
   lo = __half_as_ushort(__float2half_rn(x - __half2float(top)));
 }
 
-__global__ void pack_half_kernel(PackArgs a, const unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch,
+__global__ void pack_half_kernel(PackArgs<4> a, const unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch,
                                  int columns, int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
@@ -255,26 +271,8 @@ __global__ void pack_half_kernel(PackArgs a, const unsigned* quad_max, ushort4* 
   if (lo) lo[d] = make_ushort4(l[0], l[1], l[2], l[3]);
 }
 
-struct PairPackArgs {
-  const float* src[2];
-  size_t src_pitch;
-  float scale[2];
-};
-
-// The flip maps the detector onto itself, so the maximum needs no flip.
-__global__ void pair_max_kernel(PairPackArgs a, int columns, int rows, unsigned* pair_max) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  const int r = blockIdx.y;
-  float m = 0.0f;
-  if (c < columns && r < rows) {
-    const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
-    m = fmaxf(fabsf(a.scale[0] * a.src[0][s]), fabsf(a.scale[1] * a.src[1][s]));
-  }
-  warp_max_into(m, pair_max);
-}
-
 template <bool Split>
-__global__ void pack_pair_kernel(PairPackArgs a, const unsigned* pair_max, void* texels, size_t pitch, int columns,
+__global__ void pack_pair_kernel(PackArgs<2> a, const unsigned* pair_max, void* texels, size_t pitch, int columns,
                                  int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
@@ -355,15 +353,10 @@ void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask
 
 void launch_pack_pair(const float* const src[2], size_t src_pitch, const float scale[2], unsigned* pair_max,
                       void* texels, size_t pitch, int columns, int rows, bool split, cudaStream_t stream) {
-  PairPackArgs a;
-  a.src_pitch = src_pitch;
-  for (int c = 0; c < 2; ++c) {
-    a.src[c] = src[c];
-    a.scale[c] = scale[c];
-  }
+  const PackArgs<2> a = pack_args<2>(src, src_pitch, scale);
   const dim3 grid((columns + 127) / 128, rows);
-  pair_max_kernel<<<grid, 128, 0, stream>>>(a, columns, rows, pair_max);
-  check_launch("pair_max_kernel");
+  pack_max_kernel<2><<<grid, 128, 0, stream>>>(a, columns, rows, pair_max);
+  check_launch("pack_max_kernel (pair)");
   if (split)
     pack_pair_kernel<true><<<grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
   else
@@ -373,15 +366,10 @@ void launch_pack_pair(const float* const src[2], size_t src_pitch, const float s
 
 void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
                       ushort4* hi, ushort4* lo, size_t pitch, int columns, int rows, cudaStream_t stream) {
-  PackArgs a;
-  a.src_pitch = src_pitch;
-  for (int c = 0; c < 4; ++c) {
-    a.src[c] = src[c];
-    a.scale[c] = scale[c];
-  }
+  const PackArgs<4> a = pack_args<4>(src, src_pitch, scale);
   const dim3 grid((columns + 127) / 128, rows);
-  quad_max_kernel<<<grid, 128, 0, stream>>>(a, columns, rows, quad_max);
-  check_launch("quad_max_kernel");
+  pack_max_kernel<4><<<grid, 128, 0, stream>>>(a, columns, rows, quad_max);
+  check_launch("pack_max_kernel (quad)");
   pack_half_kernel<<<grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
   check_launch("pack_half_kernel");
 }
