@@ -136,6 +136,118 @@ TEST(SlabPrefetch, APresetSlabIsReadWithoutComputingIt) {
   EXPECT_EQ(w.computed, (std::vector<int>{1, 2}));
 }
 
+// A worker of several: computes only into its own buffers; `retire_at`
+// makes it fail (retire) when handed that slab.
+constexpr int kAny = -2;
+struct SharedWorker {
+  SharedWorker(SlabPrefetch& p, std::vector<std::atomic<int>>& b, int i) : prefetch(p), buffers(b), index(i) {}
+  SlabPrefetch& prefetch;
+  std::vector<std::atomic<int>>& buffers;
+  int index;
+  int retire_at = -1;
+  std::vector<int> computed;
+  std::vector<int> buffers_used;
+  void run() {
+    SlabPrefetch::Task t;
+    while (prefetch.next_task(t, index)) {
+      if (t.slab == retire_at || retire_at == kAny) {
+        prefetch.retire(index, std::make_exception_ptr(std::runtime_error("device " + std::to_string(index))));
+        return;
+      }
+      buffers_used.push_back(t.buffer);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      buffers[static_cast<size_t>(t.buffer)].store(t.slab);
+      computed.push_back(t.slab);
+      prefetch.task_done(t, nullptr);
+    }
+  }
+};
+
+TEST(SlabPrefetch, SeveralWorkersShareTheSlabsEachInItsOwnBuffers) {
+  SlabPrefetch p(slabs(12), 6, 3);
+  std::vector<std::atomic<int>> buffers(6);
+  std::vector<SharedWorker> workers;
+  for (int w = 0; w < 3; ++w) workers.emplace_back(p, buffers, w);
+  std::vector<std::thread> threads;
+  for (auto& w : workers) threads.emplace_back([&w] { w.run(); });
+  for (int s = 0; s < 12; ++s) {
+    const int b = p.acquire(s, nullptr);
+    ASSERT_GE(b, 0);
+    EXPECT_EQ(buffers[static_cast<size_t>(b)].load(), s);
+    p.release(s);
+  }
+  p.stop();
+  for (auto& t : threads) t.join();
+  size_t total = 0;
+  for (const auto& w : workers) {
+    total += w.computed.size();
+    for (int b : w.buffers_used) EXPECT_EQ(b / 2, w.index) << "worker " << w.index << " used buffer " << b;
+  }
+  EXPECT_EQ(total, 12u);  // every slab once: nothing computed twice
+  int busy = 0;
+  for (const auto& w : workers) busy += w.computed.empty() ? 0 : 1;
+  EXPECT_GE(busy, 2);  // the work is spread
+}
+
+TEST(SlabPrefetch, ARetiredWorkersSlabsGoToTheOthers) {
+  SlabPrefetch p(slabs(8), 4, 2);
+  std::vector<std::atomic<int>> buffers(4);
+  SharedWorker failing(p, buffers, 1);
+  failing.retire_at = kAny;  // fails on the first slab it is handed
+  SharedWorker healthy(p, buffers, 0);
+  std::thread t1([&] { failing.run(); });
+  t1.join();  // retired, holding what it took
+  EXPECT_EQ(p.live_workers(), 1);
+  std::thread t0([&] { healthy.run(); });
+  for (int s = 0; s < 8; ++s) {
+    const int b = p.acquire(s, nullptr);
+    ASSERT_GE(b, 0);
+    EXPECT_EQ(buffers[static_cast<size_t>(b)].load(), s);
+    p.release(s);
+  }
+  p.stop();
+  t0.join();
+  EXPECT_TRUE(failing.computed.empty());
+  EXPECT_EQ(healthy.computed.size(), 8u);
+}
+
+TEST(SlabPrefetch, WhenEveryWorkerRetiredTheReaderGetsTheFailure) {
+  SlabPrefetch p(slabs(3), 4, 2);
+  std::thread ta([&] {
+    SlabPrefetch::Task t;
+    if (p.next_task(t, 0)) p.retire(0, std::make_exception_ptr(std::runtime_error("device 0 lost")));
+  });
+  std::thread tb([&] {
+    SlabPrefetch::Task t;
+    if (p.next_task(t, 1)) p.retire(1, std::make_exception_ptr(std::runtime_error("device 1 lost")));
+  });
+  EXPECT_THROW(p.acquire(2, nullptr), std::runtime_error);
+  ta.join();
+  tb.join();
+  EXPECT_EQ(p.live_workers(), 0);
+  SlabPrefetch::Task t;
+  EXPECT_FALSE(p.next_task(t, 0));
+}
+
+TEST(SlabPrefetch, ReadyOrRequestNeverBlocksAndGetsTheSlabComputed) {
+  SlabPrefetch p(slabs(10), 2);
+  std::vector<std::atomic<int>> buffers(2);
+  // Before any read the window is slabs 0 and 1: slab 7 only comes when asked.
+  EXPECT_FALSE(p.ready_or_request(7));
+  FakeWorker w{p, buffers, {}, -1};
+  std::thread worker([&] { w.run(); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!p.ready_or_request(7) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(p.ready_or_request(7));
+  const int b = p.acquire(7, nullptr);
+  EXPECT_EQ(buffers[static_cast<size_t>(b)].load(), 7);
+  p.release(7);
+  p.stop();
+  worker.join();
+  EXPECT_EQ(w.computed.front(), 7);  // before any prefetch
+}
+
 TEST(SlabPrefetch, UnknownRangeBecomesASlab) {
   SlabPrefetch p(slabs(2), 1);
   EXPECT_EQ(p.slab_of(10, 20), 1);
