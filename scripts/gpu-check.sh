@@ -5,8 +5,13 @@
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
 #   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
 #   (the device copy may not carry .git: FDK_COMMIT names the commit measured)
+# CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600); a
+# plain case runs on one GPU. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
+# 0..N-1 and, in the same invocation, on one GPU: the summary then holds the
+# scaling and each GPU's busy time. d runs under a 160 GiB host budget, one
+# timed run and no warm-up, 64 distinct projections pushed cyclically.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 out="${OUT:-/tmp/fdk-gpu-out}"
 mkdir -p "$out"
 deps="$PWD/.deps/root/usr"
@@ -53,18 +58,37 @@ if [ $run_bench -eq 1 ]; then
   for c in "${cases[@]}"; do
     extra=()
     name="$c"
+    tag="$c"  # file names without '@'
+    gpus=""
+    case "$c" in
+      *@*)
+        gpus=${c##*@} c=${c%@*}
+        if ! [[ $gpus =~ ^[1-9][0-9]*$ ]]; then echo "== case $name: bad GPU count '$gpus'"; continue; fi
+        tag="$c-${gpus}gpus" ;;
+    esac
     case "$c" in
       c8) c=c; extra=(--budget-gpu 8GiB) ;;      # (c) within 8 GiB of GPU memory: streamed slabs
       *16) c=${c%16}; extra=(--precision f16) ;;  # float16 storage
       *paced) c=${c%paced}; extra=(--rate 600) ;; # pushed like a scanner, 600 views/s
     esac
+    repeats=3
     [ "$c" = c ] && extra+=(--pool 64)
-    ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats 3 --commit "$commit" \
-      --json "$out/bench-$name.json" "${extra[@]}" >"$out/bench-$name.log" 2>&1
+    # (d): 4096^3 from 2400 views of 4096^2 under a 160 GiB host budget; one
+    # timed run without warm-up (each is long), 4 GiB of distinct projections.
+    [ "$c" = d ] && { extra+=(--pool 64 --budget-host 160GiB --warmup 0); repeats=1; }
+    [ -n "$gpus" ] && extra+=(--gpus "$gpus")  # N > 1: the one-GPU baseline runs too
+    log="$out/bench-$tag.log"
+    ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats "$repeats" --commit "$commit" \
+      --json "$out/bench-$tag.json" "${extra[@]}" >"$log" 2>&1
     echo "== case $name (exit $?)"
-    grep -E "^(backend|plan|store|pushes|backprojection|end to end|after|kernel|phase|filter|finish|read|create|  )" "$out/bench-$name.log"
-    med() { grep -E "^$1 +[0-9]" "$out/bench-$name.log" | head -1 | awk '{print $(NF-2)}'; }
-    summary+=("$name: end to end $(med 'end to end') s, push $(med 'filter\+store \(push\)') s, after last push $(med 'after last push') s; $(grep -E '^kernel' "$out/bench-$name.log" | head -1)")
+    more=""
+    { [ -n "$gpus" ] || [ "$c" = d ]; } && more="|gpu [0-9]|gpus busy|baseline +1 GPU|scaling|host peak|projections|fdk-bench:"
+    grep -E "^(backend|plan|store|pushes|backprojection|end to end|after|kernel|phase|filter|finish|read|create|  $more)" "$log"
+    med() { grep -E "^$1 +[0-9]" "$log" | head -1 | awk '{print $(NF-2)}'; }
+    summary+=("$name: end to end $(med 'end to end') s, push $(med 'filter\+store \(push\)') s, after last push $(med 'after last push') s; $(grep -E '^kernel' "$log" | head -1)")
+    if [ -n "$gpus" ] || [ "$c" = d ]; then
+      while IFS= read -r line; do summary+=("$name: $line"); done < <(grep -E "^(scaling|gpu [0-9]|host peak|store)" "$log")
+    fi
   done
 fi
 

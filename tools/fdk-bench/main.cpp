@@ -14,6 +14,13 @@
 //                 backprojection runs inside this phase
 //   end to end    first push to the last slab copied into host memory
 // Backprojection seconds are the read phase; GUPS = N^3 * views / those.
+//
+// GPUs: --gpus N (default 1) uses CUDA ordinals 0..N-1. With N > 1 the same
+// case then runs again on one GPU (same warm-up and repeats, same projections)
+// and the scaling is the one-GPU median over the N-GPU median. Per GPU, the
+// busy time (backprojection kernels) and slab computations come from
+// fdk_get_device_stats. The peak resident host memory (VmHWM) is read after
+// each configuration's runs.
 #include <fdk/fdk.h>
 
 #include <algorithm>
@@ -64,6 +71,9 @@ struct Options {
   int slab_thickness = 0;
   int pool = 0;  // distinct projections kept in memory; 0 = automatic
   double rate = 0;  // views per second, as a scanner delivers them; 0 = back to back
+  int gpus = 1;     // CUDA ordinals 0..gpus-1 (config.num_devices)
+  bool gpus_given = false;
+  bool baseline = true;  // with gpus > 1, also run on one GPU
   std::string json;
   std::string commit;
   std::string command_line;
@@ -93,7 +103,8 @@ void print_help() {
       "                 [--backend auto|cpu|cuda] [--precision f32|f16]\n"
       "                 [--budget-host BYTES] [--budget-gpu BYTES] [--threads N]\n"
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
-      "                 [--pool P] [--rate VIEWS_PER_S] [--json FILE] [--commit TEXT]\n"
+      "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
+      "                 [--json FILE] [--commit TEXT]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
       "c 2048^3/1200/2048x2048, d 4096^3/2400/4096x4096, cpu 256^3/360/256x256.\n"
@@ -103,11 +114,19 @@ void print_help() {
       "BYTES accept suffixes K, M, G, T (powers of 1024, also KiB/MiB/GiB/TiB) and\n"
       "KB, MB, GB, TB (powers of 1000); 0 lets the library choose.\n"
       "--pool P keeps only P distinct projections in memory and pushes view i from\n"
-      "pool[i %% P] (default: every view, unless they exceed a quarter of the RAM).\n"
+      "pool[i %% P] (default: every view, unless they exceed a quarter of the RAM:\n"
+      "then 64, as for case d).\n"
       "--rate R pushes view i no earlier than i/R seconds after the first, like a\n"
       "scanner; 'after last push' is then what a user waits once the scan ends.\n"
-      "One warm-up run (checked for NaN/Inf) precedes the R timed runs (default 3);\n"
-      "medians are reported.\n");
+      "--gpus N uses CUDA devices 0..N-1 (default 1: a plain run stays on one GPU,\n"
+      "where the library alone would take every GPU). With N > 1 the same case also\n"
+      "runs on one GPU (same warm-up and repeats) and the scaling 1 GPU / N GPUs of\n"
+      "the medians is reported, unless --no-baseline. Per GPU: busy time\n"
+      "(backprojection kernels) and slabs computed, medians over the timed runs.\n"
+      "The CPU backend has no GPUs: --backend cpu refuses --gpus N > 1.\n"
+      "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
+      "it) precede the R timed runs (default 3); medians are reported, and the\n"
+      "process's peak resident host memory (VmHWM) after the runs.\n");
 }
 
 uint64_t parse_bytes(const std::string& text) {
@@ -193,8 +212,17 @@ Options parse_options(int argc, char** argv) {
       o.threads = parse_int(next("--threads"), "--threads", 0);
     } else if (arg == "--repeats") {
       o.repeats = parse_int(next("--repeats"), "--repeats", 1);
-    } else if (arg == "--warmup") {
+    } else if (arg == "--warmup" || arg == "--warmups") {
       o.warmup = parse_int(next("--warmup"), "--warmup", 0);
+    } else if (arg == "--gpus") {
+      o.gpus = parse_int(next("--gpus"), "--gpus", 1);
+      if (o.gpus > FDK_MAX_DEVICES) {
+        usage_error("--gpus " + std::to_string(o.gpus) + ": at most " +
+                    std::to_string(FDK_MAX_DEVICES) + " (FDK_MAX_DEVICES)");
+      }
+      o.gpus_given = true;
+    } else if (arg == "--no-baseline") {
+      o.baseline = false;
     } else if (arg == "--slab-thickness") {
       o.slab_thickness = parse_int(next("--slab-thickness"), "--slab-thickness", 0);
     } else if (arg == "--pool") {
@@ -211,6 +239,11 @@ Options parse_options(int argc, char** argv) {
     } else {
       usage_error("unknown option '" + arg + "'");
     }
+  }
+  if (o.backend == FDK_BACKEND_CPU && o.gpus > 1) {
+    usage_error("--gpus " + std::to_string(o.gpus) +
+                " asks for GPUs, but --backend cpu has none (leave --gpus out or use "
+                "--backend cuda)");
   }
   if (o.case_name.empty() && !explicit_size && !explicit_views && !explicit_det) {
     o.case_name = "cpu";
@@ -474,7 +507,9 @@ void check(fdk_status status, fdk_context* ctx, const char* what) {
   std::exit(1);
 }
 
-fdk_config make_config(const Options& o) {
+// gpus: CUDA ordinals 0..gpus-1; left at the library's default (every usable
+// GPU) on the CPU backend, which ignores it.
+fdk_config make_config(const Options& o, int gpus) {
   fdk_config config;
   fdk_config_init(&config);
   const double extent = 256.0;  // mm, the cube
@@ -498,6 +533,10 @@ fdk_config make_config(const Options& o) {
   config.scan.uniform.sid = 1000.0;
   config.scan.uniform.sdd = 1500.0;
   config.backend = o.backend;
+  if (o.backend != FDK_BACKEND_CPU) {
+    config.num_devices = gpus;
+    for (int d = 0; d < gpus; ++d) config.devices[d] = d;
+  }
   config.precision = o.precision;
   config.host_memory_budget = o.budget_host;
   config.gpu_memory_budget = o.budget_gpu;
@@ -528,56 +567,63 @@ void scan_slab(const float* data, size_t n, VolumeCheck& check_result) {
   }
 }
 
-}  // namespace
+// ---- host memory ---------------------------------------------------------------
 
-int main(int argc, char** argv) {
-  const Options o = parse_options(argc, argv);
-  const fdk_config config = make_config(o);
-
-  const size_t pixels_per_view = static_cast<size_t>(o.det_u) * o.det_v;
-  const double bytes_per_view = 4.0 * static_cast<double>(pixels_per_view);
-  int pool = o.pool;
-  if (pool == 0) {
-    const double cap = 0.25 * static_cast<double>(physical_memory_bytes());
-    pool = o.views;
-    if (cap > 0 && bytes_per_view * o.views > cap) {
-      pool = std::max(1, static_cast<int>(cap / bytes_per_view));
+// The peak resident set of this process (VmHWM in /proc/self/status), bytes;
+// 0 when unknown.
+uint64_t peak_resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      unsigned long long kib = 0;
+      if (std::sscanf(line.c_str() + 6, "%llu", &kib) == 1) return kib * 1024ull;
     }
   }
-  pool = std::min(pool, o.views);
+  return 0;
+}
 
-  std::printf("fdk-bench: fdk %s, case %s: volume %d^3 (%.4g mm voxels), %d views over 360 deg, "
-              "detector %d x %d (%.4g mm pixels), SID 1000 mm, SDD 1500 mm\n",
-              fdk_version_string(), o.case_name.c_str(), o.size, 256.0 / o.size, o.views, o.det_u,
-              o.det_v, 256.0 * 1.5 / o.det_u);
-  std::printf("generating %d synthetic projection%s (%s) ...\n", pool, pool == 1 ? "" : "s",
-              human_bytes(bytes_per_view * pool).c_str());
-  std::fflush(stdout);
+// Lowers VmHWM to the present resident set ("5" into /proc/self/clear_refs,
+// Linux 4.0 on), so that a configuration's peak is its own; false when the
+// kernel or the container refuses.
+bool reset_peak_resident() {
+  std::ofstream out("/proc/self/clear_refs");
+  if (!out) return false;
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
 
-  // Projections: generated once, before any timing; view i is pushed from
-  // projections[i % pool].
-  std::vector<std::unique_ptr<float[]>> projections(static_cast<size_t>(pool));
-  {
-    std::atomic<int> next{0};
-    const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < workers; ++t) {
-      threads.emplace_back([&] {
-        for (int view = next++; view < pool; view = next++) {
-          projections[static_cast<size_t>(view)].reset(new float[pixels_per_view]);
-          make_projection(view, o.views, o.det_u, o.det_v,
-                          projections[static_cast<size_t>(view)].get());
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
-  }
-  const size_t row_pitch = static_cast<size_t>(o.det_u) * sizeof(float);
+double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
+// ---- one configuration: warm-up and timed runs ----------------------------------
+
+struct Series {
+  int gpus = 0;  // config.num_devices asked for; 0 on the CPU backend
   std::vector<RunTimes> runs;
+  std::vector<fdk_device_stats> devices;  // one per timed run
+  bool device_stats_ok = true;
   Outcome outcome;
   VolumeCheck volume_check;
-  std::vector<float> slab_buffer;  // one slab, reused: slabs stream out
+  bool checked = false;          // the first warm-up's volume was scanned
+  uint64_t peak_resident = 0;    // VmHWM after the runs
+  bool peak_reset = false;       // VmHWM was lowered before the runs
+};
+
+struct Projections {
+  std::vector<std::unique_ptr<float[]>> views;  // view i is pushed from views[i % pool]
+  int pool = 0;
+  size_t row_pitch = 0;
+};
+
+// Runs o.warmup + o.repeats reconstructions on new contexts. label prefixes
+// the per-run lines ("" or "baseline "). Returns false after a failure it
+// has reported.
+bool run_series(const Options& o, int gpus, const char* label, const Projections& p,
+                std::vector<float>& slab_buffer, Series& series) {
+  const fdk_config config = make_config(o, gpus);
+  series.gpus = o.backend == FDK_BACKEND_CPU ? 0 : gpus;
+  series.peak_reset = reset_peak_resident();
   const int total_runs = o.warmup + o.repeats;
 
   for (int run = 0; run < total_runs; ++run) {
@@ -595,6 +641,15 @@ int main(int argc, char** argv) {
     fdk_plan_info plan{};
     plan.struct_size = sizeof plan;
     check(fdk_get_plan_info(ctx, &plan), ctx, "fdk_get_plan_info");
+    if (plan.backend == FDK_BACKEND_CPU && gpus > 1) {
+      std::fprintf(stderr,
+                   "fdk-bench: --gpus %d: the library chose the CPU backend (no usable CUDA "
+                   "device), which has no GPUs\n",
+                   gpus);
+      fdk_destroy(ctx);
+      return false;
+    }
+    if (plan.backend == FDK_BACKEND_CPU) series.gpus = 0;
     int32_t slabs = 0;
     check(fdk_slab_count(ctx, &slabs), ctx, "fdk_slab_count");
     std::vector<fdk_slab_info> infos(static_cast<size_t>(slabs));
@@ -604,20 +659,24 @@ int main(int argc, char** argv) {
       check(fdk_get_slab_info(ctx, s, &infos[static_cast<size_t>(s)]), ctx, "fdk_get_slab_info");
       largest = std::max(largest, infos[static_cast<size_t>(s)].byte_size);
     }
+    // One slab-sized buffer for every read, reused across runs and
+    // configurations: slabs stream out and are discarded.
     if (slab_buffer.size() * sizeof(float) < largest) {
+      slab_buffer.clear();
+      slab_buffer.shrink_to_fit();
       slab_buffer.assign(static_cast<size_t>(largest / sizeof(float)), 1.0f);  // touched
     }
 
     const auto p0 = Clock::now();
     for (int view = 0; view < o.views; ++view) {
       if (o.rate > 0) std::this_thread::sleep_until(p0 + std::chrono::duration<double>(view / o.rate));
-      const float* pixels = projections[static_cast<size_t>(view % pool)].get();
-      const fdk_status s = fdk_push_projection(ctx, view, pixels, row_pitch, nullptr);
+      const float* pixels = p.views[static_cast<size_t>(view % p.pool)].get();
+      const fdk_status s = fdk_push_projection(ctx, view, pixels, p.row_pitch, nullptr);
       if (s != FDK_OK) {
         std::fprintf(stderr, "fdk-bench: fdk_push_projection(view %d) failed: %s\n", view,
                      describe(s, fdk_last_error(ctx)).c_str());
         fdk_destroy(ctx);
-        return 1;
+        return false;
       }
     }
     const auto p1 = Clock::now();
@@ -631,11 +690,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "fdk-bench: fdk_read_slab(%d) failed: %s\n", s,
                      describe(st, fdk_last_error(ctx)).c_str());
         fdk_destroy(ctx);
-        return 1;
+        return false;
       }
       if (check_values) {
         scan_slab(slab_buffer.data(), static_cast<size_t>(info.byte_size / sizeof(float)),
-                  volume_check);
+                  series.volume_check);
       }
     }
     const auto r1 = Clock::now();
@@ -645,6 +704,7 @@ int main(int argc, char** argv) {
     t.end_to_end_s = seconds_between(p0, r1);
     t.after_last_push_s = seconds_between(p1, r1);
 
+    Outcome& outcome = series.outcome;
     outcome.plan = plan;
     outcome.slab_count = slabs;
     outcome.store = fdk_store_info{};
@@ -658,62 +718,288 @@ int main(int argc, char** argv) {
     t.kernel_s = timings.backproject_seconds;
     t.upload_s = timings.upload_seconds;
     t.download_s = timings.download_seconds;
+    fdk_device_stats stats{};
+    stats.struct_size = sizeof stats;
+    const fdk_status ds = fdk_get_device_stats(ctx, &stats);
+    if (ds != FDK_OK) {
+      if (series.device_stats_ok) {
+        std::fprintf(stderr, "fdk-bench: fdk_get_device_stats failed: %s (no per-GPU figures)\n",
+                     describe(ds, fdk_last_error(ctx)).c_str());
+      }
+      series.device_stats_ok = false;
+      stats = fdk_device_stats{};
+      stats.struct_size = sizeof stats;
+    }
+    stats.num_devices = std::max(0, std::min<int32_t>(stats.num_devices, FDK_MAX_DEVICES));
 
     const auto d0 = Clock::now();
     fdk_destroy(ctx);
     t.destroy_s = seconds_between(d0, Clock::now());
 
-    std::printf("%s %d: filter+store %.3f s, finish %.3f s, read %.3f s, end to end %.3f s\n",
-                warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1, t.push_s,
-                t.finish_s, t.read_s, t.end_to_end_s);
+    std::printf("%s%s %d: filter+store %.3f s, finish %.3f s, read %.3f s, end to end %.3f s\n",
+                label, warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1,
+                t.push_s, t.finish_s, t.read_s, t.end_to_end_s);
     std::fflush(stdout);
-    if (check_values && volume_check.non_finite != 0) {
-      std::fprintf(stderr, "fdk-bench: the volume holds %llu NaN/Inf voxels\n",
-                   static_cast<unsigned long long>(volume_check.non_finite));
-      return 1;
+    if (check_values) {
+      series.checked = true;
+      if (series.volume_check.non_finite != 0) {
+        std::fprintf(stderr, "fdk-bench: the volume holds %llu NaN/Inf voxels\n",
+                     static_cast<unsigned long long>(series.volume_check.non_finite));
+        return false;
+      }
     }
-    if (!warmup) runs.push_back(t);
+    if (!warmup) {
+      series.runs.push_back(t);
+      series.devices.push_back(stats);
+    }
+  }
+  series.peak_resident = peak_resident_bytes();
+  return true;
+}
+
+// ---- summaries of a series --------------------------------------------------------
+
+std::vector<double> collect(const Series& s, double RunTimes::*field) {
+  std::vector<double> v;
+  for (const RunTimes& r : s.runs) v.push_back(r.*field);
+  return v;
+}
+
+double median_of(const Series& s, double RunTimes::*field) { return median(collect(s, field)); }
+
+// Per GPU, in the library's order: medians over the timed runs.
+struct DeviceSummary {
+  std::vector<int> ordinal;
+  std::vector<double> busy_s;      // median busy_seconds
+  std::vector<double> slabs;       // median slabs_computed
+  std::vector<int> failed;         // 1 if it failed in any timed run
+  double busiest_s = 0;            // the largest median busy time
+  double total_s = 0;              // their sum
+};
+
+DeviceSummary summarize_devices(const Series& s) {
+  DeviceSummary d;
+  if (s.devices.empty()) return d;
+  int n = FDK_MAX_DEVICES;
+  for (const fdk_device_stats& st : s.devices) n = std::min(n, static_cast<int>(st.num_devices));
+  for (int i = 0; i < n; ++i) {
+    std::vector<double> busy, slabs;
+    int failed = 0;
+    for (const fdk_device_stats& st : s.devices) {
+      busy.push_back(st.busy_seconds[i]);
+      slabs.push_back(st.slabs_computed[i]);
+      failed = std::max(failed, static_cast<int>(st.failed[i] != 0));
+    }
+    d.ordinal.push_back(s.devices.front().ordinal[i]);
+    d.busy_s.push_back(median(busy));
+    d.slabs.push_back(median(slabs));
+    d.failed.push_back(failed);
+    d.busiest_s = std::max(d.busiest_s, d.busy_s.back());
+    d.total_s += d.busy_s.back();
+  }
+  return d;
+}
+
+std::string gpu_count_text(int gpus) {
+  return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");
+}
+
+std::string number_text(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+// Kernel rate from the busiest GPU's median busy time (the GPUs backproject
+// side by side); the library's backprojection seconds when no GPU reports.
+double kernel_gups(const Series& s, const DeviceSummary& d, double n3k) {
+  const double seconds = d.busiest_s > 0 ? d.busiest_s : median_of(s, &RunTimes::kernel_s);
+  return seconds > 0 ? n3k / seconds / 1e9 : 0;
+}
+
+struct Row {
+  const char* name;
+  const char* key;
+  double RunTimes::*field;
+};
+
+constexpr Row kRows[] = {
+    {"create (plan)", "create", &RunTimes::create_s},
+    {"filter+store (push)", "filter_store", &RunTimes::push_s},
+    {"finish", "finish", &RunTimes::finish_s},
+    {"read (all slabs)", "read", &RunTimes::read_s},
+    {"end to end", "end_to_end", &RunTimes::end_to_end_s},
+    {"after last push", "after_last_push", &RunTimes::after_last_push_s},
+    {"destroy", "destroy", &RunTimes::destroy_s},
+    {"  filter (library)", "lib_filter", &RunTimes::filter_s},
+    {"  store (library)", "lib_store", &RunTimes::store_s},
+    {"  backprojection", "lib_backprojection", &RunTimes::kernel_s},
+    {"  upload (library)", "lib_upload", &RunTimes::upload_s},
+    {"  download (library)", "lib_download", &RunTimes::download_s},
+};
+
+template <typename T>
+void json_array(std::ostringstream& j, const std::vector<T>& values) {
+  j << "[";
+  for (size_t i = 0; i < values.size(); ++i) j << (i ? ", " : "") << json_number(values[i]);
+  j << "]";
+}
+
+// The keys a configuration's figures share between the top level (the
+// configuration asked for) and "baseline"; each line ends with ",\n".
+void json_series(std::ostringstream& j, const Series& s, double n3k, const char* indent) {
+  const DeviceSummary d = summarize_devices(s);
+  const double read_s = median_of(s, &RunTimes::read_s);
+  const double e2e_s = median_of(s, &RunTimes::end_to_end_s);
+  const double mean = s.volume_check.count ? s.volume_check.sum / s.volume_check.count : 0;
+  j << indent << "\"gpus_used\": " << s.gpus << ",\n";
+  j << indent << "\"volume_check\": {\"checked\": " << (s.checked ? "true" : "false")
+    << ", \"min\": " << json_number(s.volume_check.min)
+    << ", \"max\": " << json_number(s.volume_check.max) << ", \"mean\": " << json_number(mean)
+    << ", \"non_finite\": " << s.volume_check.non_finite << "},\n";
+  j << indent << "\"median_s\": {";
+  for (size_t i = 0; i < sizeof kRows / sizeof kRows[0]; ++i) {
+    j << (i ? ", " : "") << "\"" << kRows[i].key << "\": " << json_number(median_of(s, kRows[i].field));
+  }
+  j << "},\n";
+  j << indent << "\"runs_s\": {";
+  for (size_t i = 0; i < sizeof kRows / sizeof kRows[0]; ++i) {
+    j << (i ? ", " : "") << "\"" << kRows[i].key << "\": ";
+    json_array(j, collect(s, kRows[i].field));
+  }
+  j << "},\n";
+  j << indent << "\"device_stats\": {\"available\": " << (s.device_stats_ok ? "true" : "false")
+    << ", \"ordinal\": ";
+  json_array(j, d.ordinal);
+  j << ", \"busy_s_median\": ";
+  json_array(j, d.busy_s);
+  j << ", \"slabs_computed_median\": ";
+  json_array(j, d.slabs);
+  j << ", \"failed\": ";
+  json_array(j, d.failed);
+  j << ", \"busy_s_runs\": [";
+  for (size_t r = 0; r < s.devices.size(); ++r) {
+    const fdk_device_stats& st = s.devices[r];
+    j << (r ? ", " : "");
+    json_array(j, std::vector<double>(st.busy_seconds, st.busy_seconds + st.num_devices));
+  }
+  j << "], \"slabs_computed_runs\": [";
+  for (size_t r = 0; r < s.devices.size(); ++r) {
+    const fdk_device_stats& st = s.devices[r];
+    j << (r ? ", " : "");
+    json_array(j, std::vector<int>(st.slabs_computed, st.slabs_computed + st.num_devices));
+  }
+  j << "], \"failed_runs\": [";
+  for (size_t r = 0; r < s.devices.size(); ++r) {
+    const fdk_device_stats& st = s.devices[r];
+    j << (r ? ", " : "");
+    json_array(j, std::vector<int>(st.failed, st.failed + st.num_devices));
+  }
+  j << "], \"busiest_s\": " << json_number(d.busiest_s) << ", \"total_s\": "
+    << json_number(d.total_s) << "},\n";
+  j << indent << "\"host_peak_resident_bytes\": " << s.peak_resident << ",\n";
+  j << indent << "\"host_peak_since\": \"" << (s.peak_reset ? "these runs" : "process start")
+    << "\",\n";
+  j << indent << "\"backprojection_s\": " << json_number(read_s) << ",\n";
+  j << indent << "\"gups\": " << json_number(read_s > 0 ? n3k / read_s / 1e9 : 0) << ",\n";
+  j << indent << "\"end_to_end_s\": " << json_number(e2e_s) << ",\n";
+  j << indent << "\"gups_end_to_end\": " << json_number(e2e_s > 0 ? n3k / e2e_s / 1e9 : 0) << ",\n";
+  j << indent << "\"kernel_gups\": " << json_number(kernel_gups(s, d, n3k)) << ",\n";
+}
+
+double ratio(double numerator, double denominator) {
+  return denominator > 0 ? numerator / denominator : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+
+  Projections projections;
+  const size_t pixels_per_view = static_cast<size_t>(o.det_u) * o.det_v;
+  const double bytes_per_view = 4.0 * static_cast<double>(pixels_per_view);
+  // Every view when they fit in a quarter of the RAM; else (case d) 64
+  // distinct views pushed cyclically, so that the bench's own memory stays
+  // small next to the library's host budget (64 views of 4096^2: 4 GiB).
+  constexpr int kLargePool = 64;
+  int pool = o.pool;
+  if (pool == 0) {
+    const double cap = 0.25 * static_cast<double>(physical_memory_bytes());
+    pool = o.views;
+    if (cap > 0 && bytes_per_view * o.views > cap) {
+      pool = std::max(1, std::min(kLargePool, static_cast<int>(cap / bytes_per_view)));
+    }
+  }
+  pool = std::min(pool, o.views);
+  projections.pool = pool;
+  projections.row_pitch = static_cast<size_t>(o.det_u) * sizeof(float);
+
+  std::printf("fdk-bench: fdk %s, case %s: volume %d^3 (%.4g mm voxels), %d views over 360 deg, "
+              "detector %d x %d (%.4g mm pixels), SID 1000 mm, SDD 1500 mm\n",
+              fdk_version_string(), o.case_name.c_str(), o.size, 256.0 / o.size, o.views, o.det_u,
+              o.det_v, 256.0 * 1.5 / o.det_u);
+  std::printf("generating %d synthetic projection%s (%s) ...\n", pool, pool == 1 ? "" : "s",
+              human_bytes(bytes_per_view * pool).c_str());
+  std::fflush(stdout);
+
+  // Projections: generated once, before any timing; view i is pushed from
+  // projections[i % pool].
+  const auto g0 = Clock::now();
+  projections.views.resize(static_cast<size_t>(pool));
+  {
+    std::atomic<int> next{0};
+    const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < workers; ++t) {
+      threads.emplace_back([&] {
+        for (int view = next++; view < pool; view = next++) {
+          projections.views[static_cast<size_t>(view)].reset(new float[pixels_per_view]);
+          make_projection(view, o.views, o.det_u, o.det_v,
+                          projections.views[static_cast<size_t>(view)].get());
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  const double generation_s = seconds_between(g0, Clock::now());
+  std::printf("generated in %.2f s\n", generation_s);
+
+  const bool with_baseline = o.gpus > 1 && o.baseline;
+  std::vector<float> slab_buffer;  // one slab, reused: slabs stream out
+  Series main_series, base;
+  if (with_baseline) std::printf("== %s\n", gpu_count_text(o.gpus).c_str());
+  if (!run_series(o, o.gpus, "", projections, slab_buffer, main_series)) return 1;
+  if (with_baseline) {
+    std::printf("== 1 GPU (baseline)\n");
+    if (!run_series(o, 1, "baseline ", projections, slab_buffer, base)) return 1;
   }
 
   // ---- report ----------------------------------------------------------------------
-  auto collect = [&](double RunTimes::*field) {
-    std::vector<double> v;
-    for (const RunTimes& r : runs) v.push_back(r.*field);
-    return v;
-  };
-  struct Row {
-    const char* name;
-    const char* key;
-    double RunTimes::*field;
-  };
-  const Row rows[] = {
-      {"create (plan)", "create", &RunTimes::create_s},
-      {"filter+store (push)", "filter_store", &RunTimes::push_s},
-      {"finish", "finish", &RunTimes::finish_s},
-      {"read (all slabs)", "read", &RunTimes::read_s},
-      {"end to end", "end_to_end", &RunTimes::end_to_end_s},
-      {"after last push", "after_last_push", &RunTimes::after_last_push_s},
-      {"destroy", "destroy", &RunTimes::destroy_s},
-      {"  filter (library)", "lib_filter", &RunTimes::filter_s},
-      {"  store (library)", "lib_store", &RunTimes::store_s},
-      {"  backprojection", "lib_backprojection", &RunTimes::kernel_s},
-      {"  upload (library)", "lib_upload", &RunTimes::upload_s},
-      {"  download (library)", "lib_download", &RunTimes::download_s},
-  };
-
   const double n3k = std::pow(static_cast<double>(o.size), 3) * o.views;
-  const double backprojection_s = median(collect(&RunTimes::read_s));
-  const double end_to_end_s = median(collect(&RunTimes::end_to_end_s));
+  const double backprojection_s = median_of(main_series, &RunTimes::read_s);
+  const double end_to_end_s = median_of(main_series, &RunTimes::end_to_end_s);
   const double gups = backprojection_s > 0 ? n3k / backprojection_s / 1e9 : 0;
   const double gups_e2e = end_to_end_s > 0 ? n3k / end_to_end_s / 1e9 : 0;
+  const Outcome& outcome = main_series.outcome;
   const int used_backend = outcome.plan.backend;
   const fdk_store_info& store = outcome.store;
+  const VolumeCheck& volume_check = main_series.volume_check;
   const double mean = volume_check.count ? volume_check.sum / volume_check.count : 0;
+  const DeviceSummary devices = summarize_devices(main_series);
+  std::string ordinals;
+  for (int ordinal : devices.ordinal) ordinals += (ordinals.empty() ? "" : ", ") + std::to_string(ordinal);
 
   std::printf("\n");
-  std::printf("backend         %s (requested %s), precision %s, %d threads\n",
+  std::printf("backend         %s (requested %s), precision %s, %d threads",
               backend_name(used_backend), backend_name(o.backend),
               o.precision == FDK_PRECISION_FLOAT16 ? "f16" : "f32", outcome.plan.num_threads);
+  if (used_backend == FDK_BACKEND_CUDA) {
+    std::printf(", %s (%s %s)", gpu_count_text(o.gpus).c_str(),
+                devices.ordinal.size() == 1 ? "ordinal" : "ordinals",
+                ordinals.empty() ? "unknown" : ordinals.c_str());
+  }
+  std::printf("\n");
   std::printf("plan            %d slab%s of %d planes (y), host budget %s, gpu budget %s\n",
               outcome.slab_count, outcome.slab_count == 1 ? "" : "s", outcome.plan.slab_thickness,
               human_bytes(static_cast<double>(outcome.plan.host_memory_budget)).c_str(),
@@ -728,22 +1014,28 @@ int main(int argc, char** argv) {
   for (const std::string& g : gpus) gpu_list += (gpu_list.empty() ? "" : ", ") + g;
   std::printf("machine         %s; %s\n", cpu_model().c_str(),
               gpus.empty() ? "no NVIDIA GPU seen" : gpu_list.c_str());
-  std::printf("projections     %d distinct in host memory%s\n", pool,
-              pool < o.views ? " (pushed cyclically)" : "");
+  std::printf("projections     %d distinct in host memory%s, generated in %.2f s\n", pool,
+              pool < o.views ? " (pushed cyclically)" : "", generation_s);
   if (o.rate > 0)
     std::printf("pushes          paced at %.1f views/s (a %.2f s scan)\n", o.rate, o.views / o.rate);
   else
     std::printf("pushes          back to back\n");
-  if (o.warmup > 0) {
+  if (main_series.checked) {
     std::printf("volume check    warm-up run: min %.4g, max %.4g, mean %.4g, no NaN/Inf\n",
                 volume_check.min, volume_check.max, mean);
   } else {
     std::printf("volume check    skipped (no warm-up run)\n");
   }
+  const double slab_buffer_bytes = static_cast<double>(slab_buffer.size() * sizeof(float));
+  std::printf("host peak resident %.2f GiB (budget %.2f GiB; the peak counts the bench's "
+              "projections %.2f GiB and slab buffer %.2f GiB, the budget does not)\n",
+              gib(static_cast<double>(main_series.peak_resident)),
+              gib(static_cast<double>(outcome.plan.host_memory_budget)),
+              gib(bytes_per_view * pool), gib(slab_buffer_bytes));
   std::printf("\n%-22s %10s %10s %10s   (%d run%s after %d warm-up)\n", "phase", "median s",
               "min s", "max s", o.repeats, o.repeats == 1 ? "" : "s", o.warmup);
-  for (const Row& row : rows) {
-    const std::vector<double> v = collect(row.field);
+  for (const Row& row : kRows) {
+    const std::vector<double> v = collect(main_series, row.field);
     std::printf("%-22s %10.3f %10.3f %10.3f\n", row.name, median(v),
                 *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
   }
@@ -754,7 +1046,7 @@ int main(int argc, char** argv) {
               gups);
   std::printf("end to end      %.3f s (first push to last slab read) -> %.2f GUPS\n",
               end_to_end_s, gups_e2e);
-  const double kernel_s = median(collect(&RunTimes::kernel_s));
+  const double kernel_s = median_of(main_series, &RunTimes::kernel_s);
   std::printf("kernel          %.3f s (%s) -> %.2f GUPS\n", kernel_s,
               used_backend == FDK_BACKEND_CPU ? "CPU backprojector, wall time"
                                               : "backprojection kernels, device events",
@@ -762,6 +1054,74 @@ int main(int argc, char** argv) {
   std::printf("GUPS = N^3 x views / seconds, counting every voxel of the %d^3 cube (also those a "
               "backend skips outside the field of view)\n",
               o.size);
+
+  if (!devices.ordinal.empty()) {
+    std::printf("\nper GPU (medians over the %d timed run%s; busy = backprojection kernels, "
+                "device events; slabs = slab computations from the store)\n",
+                o.repeats, o.repeats == 1 ? "" : "s");
+    for (size_t i = 0; i < devices.ordinal.size(); ++i) {
+      std::printf("gpu %d  busy %.3f s  slabs %s  share %.1f%%%s\n", devices.ordinal[i],
+                  devices.busy_s[i], number_text(devices.slabs[i]).c_str(),
+                  100.0 * ratio(devices.busy_s[i], devices.total_s),
+                  devices.failed[i] ? "  FAILED (its work went to the others)" : "");
+    }
+    std::printf("gpus busy       sum %.3f s, busiest %.3f s -> %.2f GUPS (N^3 x views / the "
+                "busiest GPU's busy time)\n",
+                devices.total_s, devices.busiest_s, kernel_gups(main_series, devices, n3k));
+  } else if (used_backend == FDK_BACKEND_CUDA) {
+    std::printf("\nper GPU         no figures (fdk_get_device_stats reported no GPU)\n");
+  }
+
+  if (with_baseline) {
+    const DeviceSummary base_devices = summarize_devices(base);
+    const std::string n_text = gpu_count_text(o.gpus);
+    std::printf("\nbaseline        1 GPU (ordinal 0), %d run%s after %d warm-up, same projections "
+                "and budgets; host peak resident %.2f GiB\n",
+                o.repeats, o.repeats == 1 ? "" : "s", o.warmup,
+                gib(static_cast<double>(base.peak_resident)));
+    std::printf("  %-22s %10s %10s %9s\n", "medians", n_text.c_str(), "1 GPU", "scaling");
+    struct Compare {
+      const char* name;
+      double RunTimes::*field;
+    };
+    const Compare compares[] = {
+        {"end to end s", &RunTimes::end_to_end_s},
+        {"filter+store (push) s", &RunTimes::push_s},
+        {"after last push s", &RunTimes::after_last_push_s},
+        {"read (all slabs) s", &RunTimes::read_s},
+    };
+    for (const Compare& c : compares) {
+      const double n_s = median_of(main_series, c.field), one_s = median_of(base, c.field);
+      std::printf("  %-22s %10.3f %10.3f %8.2fx\n", c.name, n_s, one_s, ratio(one_s, n_s));
+    }
+    if (devices.busiest_s > 0 && base_devices.busiest_s > 0) {
+      std::printf("  %-22s %10.3f %10.3f %8.2fx\n", "busiest GPU busy s", devices.busiest_s,
+                  base_devices.busiest_s, ratio(base_devices.busiest_s, devices.busiest_s));
+    }
+    const double n_gups = kernel_gups(main_series, devices, n3k);
+    const double one_gups = kernel_gups(base, base_devices, n3k);
+    std::printf("  %-22s %10.2f %10.2f %8.2fx\n", "kernel GUPS (busiest)", n_gups, one_gups,
+                ratio(n_gups, one_gups));
+    if (main_series.checked && base.checked) {
+      const VolumeCheck& b = base.volume_check;
+      const double base_mean = b.count ? b.sum / b.count : 0;
+      const bool same = b.min == volume_check.min && b.max == volume_check.max &&
+                        base_mean == mean && b.count == volume_check.count;
+      std::printf("  volume check: %s\n",
+                  same ? "the 1-GPU warm-up volume has the same min, max and mean"
+                       : ("the 1-GPU warm-up volume differs: min " + number_text(b.min) +
+                          ", max " + number_text(b.max) + ", mean " + number_text(base_mean))
+                             .c_str());
+    }
+    std::printf("scaling  %s vs 1: end to end %.2fx, read %.2fx, after last push %.2fx, kernel "
+                "(busiest GPU) %.2fx\n",
+                n_text.c_str(),
+                ratio(median_of(base, &RunTimes::end_to_end_s), end_to_end_s),
+                ratio(median_of(base, &RunTimes::read_s), backprojection_s),
+                ratio(median_of(base, &RunTimes::after_last_push_s),
+                      median_of(main_series, &RunTimes::after_last_push_s)),
+                ratio(n_gups, one_gups));
+  }
 
   if (!o.json.empty()) {
     std::ostringstream j;
@@ -794,41 +1154,50 @@ int main(int argc, char** argv) {
     j << "  \"short_scan\": " << outcome.plan.short_scan << ",\n";
     j << "  \"offset_detector\": " << outcome.plan.offset_detector << ",\n";
     j << "  \"distinct_projections\": " << pool << ",\n";
+    j << "  \"projection_bytes\": " << json_number(bytes_per_view * pool) << ",\n";
+    j << "  \"generation_s\": " << json_number(generation_s) << ",\n";
+    j << "  \"slab_buffer_bytes\": " << json_number(slab_buffer_bytes) << ",\n";
     j << "  \"push_rate_views_per_s\": " << json_number(o.rate) << ",\n";
     j << "  \"store\": {\"views\": " << store.views_stored << ", \"raw_bytes\": "
       << store.raw_bytes << ", \"stored_bytes\": " << store.stored_bytes
       << ", \"ratio\": " << json_number(store.ratio)
       << ", \"rel_error_bound\": " << json_number(store.rel_error_bound)
       << ", \"abs_error_bound_factor\": " << json_number(store.abs_error_bound_factor) << "},\n";
-    j << "  \"volume_check\": {\"checked\": " << (o.warmup > 0 ? "true" : "false")
-      << ", \"min\": " << json_number(volume_check.min)
-      << ", \"max\": " << json_number(volume_check.max) << ", \"mean\": " << json_number(mean)
-      << ", \"non_finite\": " << volume_check.non_finite << "},\n";
     j << "  \"warmup_runs\": " << o.warmup << ",\n";
     j << "  \"repeats\": " << o.repeats << ",\n";
-    j << "  \"median_s\": {";
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
-      j << (i ? ", " : "") << "\"" << rows[i].key << "\": "
-        << json_number(median(collect(rows[i].field)));
-    }
-    j << "},\n";
-    j << "  \"runs_s\": {";
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
-      j << (i ? ", " : "") << "\"" << rows[i].key << "\": [";
-      const std::vector<double> v = collect(rows[i].field);
-      for (size_t k = 0; k < v.size(); ++k) j << (k ? ", " : "") << json_number(v[k]);
-      j << "]";
-    }
-    j << "},\n";
-    j << "  \"backprojection_s\": " << json_number(backprojection_s) << ",\n";
+    json_series(j, main_series, n3k, "  ");
     j << "  \"backprojection_note\": \""
       << (used_backend == FDK_BACKEND_CPU
               ? "read phase; on the CPU backend the backprojection runs inside fdk_read_slab"
               : "read phase; slabs resident during acquisition may be backprojected while pushing")
       << "\",\n";
-    j << "  \"gups\": " << json_number(gups) << ",\n";
-    j << "  \"end_to_end_s\": " << json_number(end_to_end_s) << ",\n";
-    j << "  \"gups_end_to_end\": " << json_number(gups_e2e) << "\n";
+    j << "  \"kernel_gups_note\": \"N^3 x views / the busiest GPU's median busy time (the "
+         "library's backprojection seconds when no GPU reports)\",\n";
+    if (with_baseline) {
+      j << "  \"baseline\": {\n";
+      json_series(j, base, n3k, "    ");
+      j << "    \"host_memory_budget\": " << base.outcome.plan.host_memory_budget << ",\n";
+      j << "    \"slab_count\": " << base.outcome.slab_count << "\n";
+      j << "  },\n";
+      const DeviceSummary base_devices = summarize_devices(base);
+      j << "  \"scaling\": {\"gpus\": " << o.gpus << ", \"note\": \"1-GPU median / " << o.gpus
+        << "-GPU median (kernel: GUPS ratio)\"";
+      for (const char* key : {"end_to_end", "read", "after_last_push", "filter_store"}) {
+        for (const Row& row : kRows) {
+          if (std::strcmp(row.key, key) == 0) {
+            j << ", \"" << key << "\": "
+              << json_number(ratio(median_of(base, row.field), median_of(main_series, row.field)));
+          }
+        }
+      }
+      j << ", \"kernel\": "
+        << json_number(ratio(kernel_gups(main_series, devices, n3k),
+                             kernel_gups(base, base_devices, n3k)))
+        << "}\n";
+    } else {
+      j << "  \"baseline\": null,\n";
+      j << "  \"scaling\": null\n";
+    }
     j << "}\n";
     std::ofstream out(o.json, std::ios::binary | std::ios::trunc);
     out << j.str();
