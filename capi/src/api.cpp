@@ -152,6 +152,14 @@ fdk_status fdk_read_slab(fdk_context* ctx, int32_t slab, float* buffer, size_t b
   FDK_WITH_CTX(ctx, { ctx->recon->read_slab(slab, buffer, buffer_bytes); });
 }
 
+fdk_status fdk_slab_ready(fdk_context* ctx, int32_t slab, int32_t* ready) {
+  FDK_WITH_CTX(ctx, {
+    if (!ready) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "ready is NULL");
+    *ready = 0;
+    *ready = ctx->recon->slab_ready(slab) ? 1 : 0;
+  });
+}
+
 fdk_status fdk_set_progress_callback(fdk_context* ctx, fdk_progress_fn callback, void* user_data) {
   FDK_WITH_CTX(ctx, { ctx->recon->set_progress_callback(callback, user_data); });
 }
@@ -183,6 +191,13 @@ fdk_status fdk_get_timings(const fdk_context* ctx, fdk_timings* timings) {
   FDK_WITH_CTX(ctx, {
     check_out_struct(timings, "fdk_timings");
     *timings = ctx->recon->timings();
+  });
+}
+
+fdk_status fdk_get_device_stats(const fdk_context* ctx, fdk_device_stats* stats) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(stats, "fdk_device_stats");
+    *stats = ctx->recon->device_stats();
   });
 }
 

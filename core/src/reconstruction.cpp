@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "config_validation.hpp"
@@ -45,11 +46,27 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
                      [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; });
   model_.slabs = plan_.slabs;
   slab_done_.assign(plan_.slabs.size(), 0);
+  background_failures_.resize(plan_.slabs.size());
   ingest.store_limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
   ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest);
 }
 
-Reconstruction::~Reconstruction() = default;
+Reconstruction::~Reconstruction() {
+  // A background computation in progress stops at its next cancellation
+  // check (the handle is going away); the thread is joined before anything
+  // it uses is released.
+  bool running;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    stop_background_ = true;
+    running = background_.joinable();
+  }
+  if (running) {
+    cancelled_.store(true);
+    background_wake_.notify_all();
+    background_.join();
+  }
+}
 
 void Reconstruction::check_usable() const {
   if (cancelled_.load()) fail(FDK_ERROR_CANCELLED, "the reconstruction was cancelled");
@@ -98,8 +115,12 @@ uint64_t Reconstruction::slab_bytes(int slab) const {
   return 4ull * model_.plane_floats() * static_cast<uint64_t>(s[1] - s[0]);
 }
 
-void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
-  std::lock_guard<std::mutex> lock(op_mutex_);
+uint64_t Reconstruction::cache_capacity() const {
+  const uint64_t used = store_->stored_bytes() + plan_.reserve_bytes;
+  return settings_.host_budget > used ? settings_.host_budget - used : 0;
+}
+
+void Reconstruction::check_read(int slab, const float* buffer, size_t buffer_bytes) const {
   check_usable();
   if (!finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_read_slab before fdk_finish");
   if (slab < 0 || slab >= slab_count())
@@ -110,6 +131,43 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
   if (buffer_bytes < bytes)
     fail(FDK_ERROR_INVALID_ARGUMENT, "buffer_bytes " + std::to_string(buffer_bytes) + " is smaller than slab " +
                                          std::to_string(slab) + "'s " + std::to_string(bytes) + " bytes");
+}
+
+bool Reconstruction::copy_cached(int slab, float* buffer) {
+  SlabCache::Slab data;
+  bool first_read = false;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    data = cache_.find(slab, &first_read);
+  }
+  if (!data) return false;
+  if (first_read) background_wake_.notify_all();  // its room may now go to a request
+  std::memcpy(buffer, data->data(), data->size() * sizeof(float));
+  if (first_read) notify_progress();  // computed in the background: reported to the reader
+  return true;
+}
+
+void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
+  // A slab in the host cache is copied at once, without waiting for a
+  // computation in progress on another thread (fdk_slab_ready said 1).
+  if (finished_.load()) {
+    check_read(slab, buffer, buffer_bytes);
+    if (!backend_->keeps_volume() && copy_cached(slab, buffer)) return;
+  }
+  // A read waiting for op_mutex_ goes before the background thread's next
+  // slab (a computation already running is waited for).
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    ++readers_waiting_;
+  }
+  std::unique_lock<std::mutex> op_lock(op_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    --readers_waiting_;
+  }
+  background_wake_.notify_all();
+  check_read(slab, buffer, buffer_bytes);
+  const uint64_t bytes = slab_bytes(slab);
   const auto& range = plan_.slabs[static_cast<size_t>(slab)];
   const IngestPipeline::ReadGuard pause_store(*ingest_);
   if (backend_->keeps_volume()) {
@@ -117,30 +175,163 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
     mark_done(slab);
     return;
   }
-  if (SlabCache::Slab data = cache_.find(slab)) {
-    std::memcpy(buffer, data->data(), bytes);
-    return;
+  // A slab the background thread computed is in the cache by now: it runs
+  // under op_mutex_, which this read holds. One it took but has not begun
+  // is this read's to compute (the thread then skips it).
+  if (copy_cached(slab, buffer)) return;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    requests_.erase(std::remove(requests_.begin(), requests_.end(), slab), requests_.end());
+    if (background_slab_ == slab) background_slab_ = -1;
   }
   // Computed straight into the caller's buffer; a copy is kept only where
   // recomputing costs more than copying (the backend says), and only in
-  // what the store leaves of the budget beyond the reserve.
+  // what the store leaves of the budget beyond the reserve, beside the
+  // slabs computed ahead and not yet read (slabs already read are evicted
+  // for it, least recently used first).
   backend_->backproject(model_, range[0], range[1], buffer);
   if (backend_->caches_slabs()) {
-    const uint64_t used = store_->stored_bytes() + plan_.reserve_bytes;
-    const uint64_t spare = settings_.host_budget > used ? settings_.host_budget - used : 0;
-    if (spare >= bytes) {
+    const uint64_t capacity = cache_capacity();
+    bool room;
+    {
+      std::lock_guard<std::mutex> lock(cache_mutex_);
+      room = bytes <= capacity && cache_.make_room(bytes, capacity);
+    }
+    // Only this thread inserts while it holds op_mutex_: the room stays.
+    if (room) {
       auto copy = std::make_shared<std::vector<float>>(buffer, buffer + bytes / 4);
-      cache_.insert(slab, std::move(copy), spare);
+      std::lock_guard<std::mutex> lock(cache_mutex_);
+      cache_.insert(slab, std::move(copy), capacity);
     }
   }
   mark_done(slab);
 }
 
-void Reconstruction::mark_done(int slab) {
+bool Reconstruction::slab_ready(int slab) {
+  check_usable();
+  if (!finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_slab_ready before fdk_finish");
+  if (slab < 0 || slab >= slab_count())
+    fail(FDK_ERROR_OUT_OF_RANGE, "slab " + std::to_string(slab) + " is outside [0, " +
+                                     std::to_string(slab_count()) + ")");
+  const auto& range = plan_.slabs[static_cast<size_t>(slab)];
+  const int held = backend_->slab_ready(model_, range[0], range[1]);
+  if (held >= 0) return held == 1;
+  if (backend_->keeps_volume()) return true;  // reads copy the resident volume
+  const uint64_t bytes = slab_bytes(slab);
+  const uint64_t capacity = cache_capacity();
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  Failure& failure = background_failures_[static_cast<size_t>(slab)];
+  if (failure.code != FDK_OK) {
+    const Failure f = std::move(failure);
+    failure = Failure{};
+    fail(f.code, "slab " + std::to_string(slab) + " could not be computed in the background: " + f.message);
+  }
+  if (cache_.touch(slab)) return true;
+  if (background_slab_ == slab || std::find(requests_.begin(), requests_.end(), slab) != requests_.end())
+    return false;
+  // Too big for what the budget leaves the cache: never computed ahead (a
+  // read computes it into the caller's buffer).
+  if (bytes > capacity) return false;
+  requests_.push_back(slab);
+  if (!background_.joinable()) background_ = std::thread([this] { background_loop(); });
+  background_wake_.notify_all();
+  return false;
+}
+
+int Reconstruction::next_request(uint64_t capacity) {
+  for (auto it = requests_.begin(); it != requests_.end();) {
+    const int slab = *it;
+    if (cache_.touch(slab)) {
+      it = requests_.erase(it);
+      continue;
+    }
+    if (cache_.unread_bytes() + slab_bytes(slab) <= capacity) {
+      requests_.erase(it);
+      return slab;
+    }
+    ++it;
+  }
+  return -1;
+}
+
+void Reconstruction::background_loop() {
+  std::unique_lock<std::mutex> lock(cache_mutex_);
+  for (;;) {
+    int slab = -1;
+    background_wake_.wait(lock, [&] {
+      if (stop_background_ || cancelled_.load()) return true;
+      if (readers_waiting_ > 0) return false;
+      slab = next_request(cache_capacity());
+      return slab >= 0;
+    });
+    if (stop_background_ || cancelled_.load()) {
+      requests_.clear();
+      return;
+    }
+    background_slab_ = slab;
+    lock.unlock();
+
+    Failure failure;
+    {
+      // The backend computes one slab at a time (the CPU backend's thread
+      // pool runs one parallel_for at a time), and nothing is inserted into
+      // the cache meanwhile: room made here stays.
+      std::lock_guard<std::mutex> op_lock(op_mutex_);
+      const uint64_t bytes = slab_bytes(slab);
+      const uint64_t capacity = cache_capacity();
+      bool mine;
+      {
+        // A read that came first took the slab over, or the room went to it.
+        std::lock_guard<std::mutex> guard(cache_mutex_);
+        mine = background_slab_ == slab && cache_.make_room(bytes, capacity);
+      }
+      if (mine && !cancelled_.load()) {
+        try {
+          const auto& range = plan_.slabs[static_cast<size_t>(slab)];
+          auto data = std::make_shared<std::vector<float>>(static_cast<size_t>(bytes / 4));
+          {
+            const IngestPipeline::ReadGuard pause_store(*ingest_);
+            backend_->backproject(model_, range[0], range[1], data->data());
+          }
+          {
+            std::lock_guard<std::mutex> guard(cache_mutex_);
+            cache_.insert(slab, std::move(data), capacity, /*unread=*/true);
+          }
+          record_done(slab);
+        } catch (const Error& e) {
+          failure.code = e.code();
+          failure.message = e.what();
+        } catch (const std::bad_alloc&) {
+          failure.code = FDK_ERROR_OUT_OF_MEMORY;
+          failure.message = "out of host memory";
+        } catch (const std::exception& e) {
+          failure.code = FDK_ERROR_INTERNAL;
+          failure.message = std::string("internal error: ") + e.what();
+        } catch (...) {
+          failure.code = FDK_ERROR_INTERNAL;
+          failure.message = "internal error: unknown exception";
+        }
+      }
+    }
+    lock.lock();
+    if (background_slab_ == slab) background_slab_ = -1;
+    // A cancel is reported by every call itself; other failures by the
+    // slab's next fdk_slab_ready (as a status and message, not an
+    // exception object shared between threads).
+    if (failure.code != FDK_OK && failure.code != FDK_ERROR_CANCELLED)
+      background_failures_[static_cast<size_t>(slab)] = std::move(failure);
+  }
+}
+
+void Reconstruction::record_done(int slab) {
   if (!slab_done_[static_cast<size_t>(slab)]) {
     slab_done_[static_cast<size_t>(slab)] = 1;
     slabs_done_.fetch_add(1);
   }
+}
+
+void Reconstruction::mark_done(int slab) {
+  record_done(slab);
   notify_progress();
 }
 
@@ -210,6 +401,14 @@ fdk_timings Reconstruction::timings() {
   return t;
 }
 
+fdk_device_stats Reconstruction::device_stats() {
+  std::lock_guard<std::mutex> lock(op_mutex_);
+  fdk_device_stats stats{};
+  stats.struct_size = sizeof(stats);
+  backend_->add_device_stats(stats);
+  return stats;
+}
+
 void Reconstruction::set_progress_callback(fdk_progress_fn fn, void* user_data) {
   std::lock_guard<std::mutex> lock(callback_mutex_);
   callback_ = fn;
@@ -230,6 +429,12 @@ void Reconstruction::notify_progress() {
   }
 }
 
-void Reconstruction::cancel() { cancelled_.store(true); }
+void Reconstruction::cancel() {
+  cancelled_.store(true);
+  // Wakes the background thread (to end); cache_mutex_ is only ever held
+  // briefly, so this does not wait for a computation.
+  { std::lock_guard<std::mutex> lock(cache_mutex_); }
+  background_wake_.notify_all();
+}
 
 }  // namespace fdk

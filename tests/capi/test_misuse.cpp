@@ -68,6 +68,12 @@ TEST(Misuse, NullArgumentsWithoutHandle) {
   EXPECT_EQ(fdk_cancel(nullptr), FDK_ERROR_INVALID_ARGUMENT);
   int32_t count = 0;
   EXPECT_EQ(fdk_slab_count(nullptr, &count), FDK_ERROR_INVALID_ARGUMENT);
+  int32_t ready = 7;
+  EXPECT_EQ(fdk_slab_ready(nullptr, 0, &ready), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(nullptr, FDK_ERROR_INVALID_ARGUMENT, "ctx");
+  fdk_device_stats stats{};
+  stats.struct_size = sizeof(stats);
+  EXPECT_EQ(fdk_get_device_stats(nullptr, &stats), FDK_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(fdk_last_error(nullptr), "");
   fdk_destroy(nullptr);  // NULL-safe
   EXPECT_EQ(fdk_config_init(nullptr), nullptr);
@@ -274,4 +280,65 @@ TEST(Misuse, StoreOutgrowingTheBudgetIsRefusedAndTheRestStillWorks) {
   std::vector<float> volume;
   EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
   fdk_destroy(ctx);
+}
+
+// fdk_slab_ready and fdk_get_device_stats: every misuse has its status and
+// message, and none of them disturbs the reconstruction.
+TEST(Misuse, SlabReadyAndDeviceStatsRefuseMisuse) {
+  SmallScan scan;
+  scan.config.slab_thickness = 8;
+  const std::vector<float> reference = clean_volume(scan);
+  Handle h;
+  ASSERT_EQ(fdk_create(&scan.config, &h.ctx), FDK_OK) << fdk_last_create_error();
+  int32_t ready = 7;
+  // Before fdk_finish (also before any projection).
+  EXPECT_EQ(fdk_slab_ready(h.ctx, 0, &ready), FDK_ERROR_INVALID_STATE);
+  expect_message(h.ctx, FDK_ERROR_INVALID_STATE, "before fdk_finish");
+  EXPECT_EQ(fdk_slab_ready(h.ctx, 0, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "ready is NULL");
+
+  fdk_device_stats stats{};
+  EXPECT_EQ(fdk_get_device_stats(h.ctx, &stats), FDK_ERROR_STRUCT_SIZE);
+  expect_message(h.ctx, FDK_ERROR_STRUCT_SIZE, "fdk_device_stats");
+  EXPECT_EQ(fdk_get_device_stats(h.ctx, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "fdk_device_stats is NULL");
+  stats.struct_size = sizeof(stats) + 8;
+  EXPECT_EQ(fdk_get_device_stats(h.ctx, &stats), FDK_ERROR_STRUCT_SIZE);
+  // Any time, also before fdk_finish: no GPU on the CPU backend.
+  std::memset(&stats, 0xff, sizeof(stats));
+  stats.struct_size = sizeof(stats);
+  ASSERT_EQ(fdk_get_device_stats(h.ctx, &stats), FDK_OK) << fdk_last_error(h.ctx);
+  EXPECT_EQ(stats.struct_size, sizeof(stats));
+  EXPECT_EQ(stats.num_devices, 0);
+  EXPECT_EQ(stats.ordinal[0], 0);
+  EXPECT_EQ(stats.busy_seconds[0], 0.0);
+
+  for (int v = 0; v < scan.views(); ++v)
+    ASSERT_EQ(fdk_push_projection(h.ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
+  EXPECT_EQ(fdk_slab_ready(h.ctx, 0, &ready), FDK_ERROR_INVALID_STATE);
+  ASSERT_EQ(fdk_finish(h.ctx), FDK_OK);
+  int32_t count = 0;
+  ASSERT_EQ(fdk_slab_count(h.ctx, &count), FDK_OK);
+  ASSERT_EQ(count, 4);
+  ready = 7;
+  EXPECT_EQ(fdk_slab_ready(h.ctx, -1, &ready), FDK_ERROR_OUT_OF_RANGE);
+  expect_message(h.ctx, FDK_ERROR_OUT_OF_RANGE, "slab -1");
+  EXPECT_EQ(fdk_slab_ready(h.ctx, count, &ready), FDK_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(ready, 0);  // written 0 on failure
+  EXPECT_EQ(fdk_slab_ready(h.ctx, 0, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(fdk_slab_ready(h.ctx, 1, &ready), FDK_OK) << fdk_last_error(h.ctx);
+  EXPECT_TRUE(ready == 0 || ready == 1) << ready;
+  ASSERT_EQ(fdk_get_device_stats(h.ctx, &stats), FDK_OK);
+  EXPECT_EQ(stats.num_devices, 0);
+
+  std::vector<float> volume;
+  ASSERT_EQ(fdk_test::read_volume(h.ctx, volume), FDK_OK) << fdk_last_error(h.ctx);
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), volume.size() * 4), 0);
+
+  // After fdk_cancel: CANCELLED, while the statistics still answer.
+  ASSERT_EQ(fdk_cancel(h.ctx), FDK_OK);
+  EXPECT_EQ(fdk_slab_ready(h.ctx, 0, &ready), FDK_ERROR_CANCELLED);
+  expect_message(h.ctx, FDK_ERROR_CANCELLED, "cancelled");
+  EXPECT_EQ(fdk_get_device_stats(h.ctx, &stats), FDK_OK);
 }

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "small_scan.hpp"
@@ -298,5 +301,196 @@ TEST(Pipeline, PushOnOneThreadReadOnAnother) {
   ASSERT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK);
   EXPECT_EQ(std::memcmp(volume.data(), reference.data(), volume.size() * 4), 0);
   EXPECT_GT(polls, 0);
+  fdk_destroy(ctx);
+}
+
+// ---- fdk_slab_ready: slabs computed ahead, the host cache within the budget --
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double backproject_seconds(const fdk_context* ctx) {
+  fdk_timings t{};
+  t.struct_size = sizeof(t);
+  EXPECT_EQ(fdk_get_timings(ctx, &t), FDK_OK);
+  return t.backproject_seconds;
+}
+
+fdk_context* finished(const fdk_config& config, const SmallScan& scan) {
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
+  if (!ctx) return nullptr;
+  for (int v = 0; v < scan.views(); ++v)
+    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
+  return ctx;
+}
+
+int32_t ready_now(fdk_context* ctx, int32_t slab) {
+  int32_t ready = -1;
+  EXPECT_EQ(fdk_slab_ready(ctx, slab, &ready), FDK_OK) << fdk_last_error(ctx);
+  return ready;
+}
+
+// Polls until the slab is ready; false after `limit`.
+bool poll_until_ready(fdk_context* ctx, int32_t slab, std::chrono::seconds limit = std::chrono::seconds(60)) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (ready_now(ctx, slab) == 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+std::vector<float> read_one(fdk_context* ctx, int32_t slab) {
+  fdk_slab_info info{};
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(fdk_get_slab_info(ctx, slab, &info), FDK_OK);
+  std::vector<float> out(info.byte_size / 4);
+  EXPECT_EQ(fdk_read_slab(ctx, slab, out.data(), info.byte_size), FDK_OK) << fdk_last_error(ctx);
+  return out;
+}
+
+std::vector<float> slab_of(const std::vector<float>& volume, int32_t slab, size_t slab_floats) {
+  return std::vector<float>(volume.begin() + static_cast<std::ptrdiff_t>(slab * slab_floats),
+                            volume.begin() + static_cast<std::ptrdiff_t>((slab + 1) * slab_floats));
+}
+
+// A host budget whose slab cache holds `slabs` slabs of `config` (and less
+// than one more): the smallest budget the planner accepts (to 4 KiB, the
+// plan's reserve plus under 4 KiB), plus the compressed store, plus that.
+uint64_t budget_for_cached_slabs(const fdk_config& config, const SmallScan& scan, double slabs) {
+  fdk_config c = config;
+  uint64_t minimal = 4096;
+  for (;; minimal += 4096) {
+    c.host_memory_budget = minimal;
+    fdk_context* ctx = nullptr;
+    const fdk_status s = fdk_create(&c, &ctx);
+    fdk_destroy(ctx);
+    if (s == FDK_OK) break;
+    EXPECT_EQ(s, FDK_ERROR_BUDGET);
+    if (s != FDK_ERROR_BUDGET || minimal > (64u << 20)) return 0;
+  }
+  c.host_memory_budget = 0;
+  fdk_context* ctx = finished(c, scan);
+  fdk_store_info store{};
+  store.struct_size = sizeof(store);
+  EXPECT_EQ(fdk_get_store_info(ctx, &store), FDK_OK);
+  fdk_slab_info info{};
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(fdk_get_slab_info(ctx, 0, &info), FDK_OK);
+  fdk_destroy(ctx);
+  return minimal + store.stored_bytes + static_cast<uint64_t>(slabs * static_cast<double>(info.byte_size));
+}
+
+}  // namespace
+
+// Polled until ready, a slab is computed in the background: its read then
+// takes no backprojection at all, and holds the same bytes as a plain read.
+TEST(Pipeline, SlabReadyComputesInTheBackgroundAndTheReadComputesNothing) {
+  SmallScan scan;
+  scan.config.slab_thickness = 8;
+  const auto reference = reconstruct(scan.config, scan);
+  const size_t slab_floats = 8 * 32 * 32;
+  fdk_context* ctx = finished(scan.config, scan);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(backproject_seconds(ctx), 0.0);
+  fdk_progress p{};
+  p.struct_size = sizeof(p);
+  for (int32_t s : {2, 0, 3, 1}) {
+    SCOPED_TRACE("slab " + std::to_string(s));
+    ASSERT_TRUE(poll_until_ready(ctx, s)) << "slab " << s << " never became ready";
+    const double before = backproject_seconds(ctx);
+    EXPECT_GT(before, 0.0);  // computed, in the background
+    const auto t0 = Clock::now();
+    const std::vector<float> slab = read_one(ctx, s);
+    std::printf("slab %d: read after fdk_slab_ready in %.3f ms\n", s,
+                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    EXPECT_EQ(backproject_seconds(ctx), before) << "the read computed the slab again";
+    const auto expected = slab_of(reference, s, slab_floats);
+    EXPECT_EQ(std::memcmp(slab.data(), expected.data(), slab.size() * 4), 0);
+    EXPECT_EQ(ready_now(ctx, s), 1);  // still cached after the read
+  }
+  ASSERT_EQ(fdk_get_progress(ctx, &p), FDK_OK);
+  EXPECT_EQ(p.phase, FDK_PHASE_DONE);
+  EXPECT_EQ(p.slabs_done, 4);
+  fdk_destroy(ctx);
+}
+
+// A host budget whose cache holds a single slab: a slab read is evicted for
+// the next one and recomputed, bit for bit, when read again; a slab computed
+// ahead keeps its room until read, so the next request waits for that read.
+TEST(Pipeline, SlabsReadAreEvictedAndRecomputedTheSame) {
+  SmallScan scan;
+  scan.config.slab_thickness = 8;
+  const auto reference = reconstruct(scan.config, scan);
+  const size_t slab_floats = 8 * 32 * 32;
+  fdk_config config = scan.config;
+  config.host_memory_budget = budget_for_cached_slabs(scan.config, scan, 1.5);
+  ASSERT_GT(config.host_memory_budget, 0u);
+
+  // Reads only: 0, 1, 0 again (recomputed), 0 once more (cached).
+  fdk_context* ctx = finished(config, scan);
+  ASSERT_NE(ctx, nullptr);
+  const auto first = read_one(ctx, 0);
+  const double after_0 = backproject_seconds(ctx);
+  EXPECT_EQ(ready_now(ctx, 0), 1);  // cached
+  const auto one = read_one(ctx, 1);
+  const double after_1 = backproject_seconds(ctx);
+  EXPECT_GT(after_1, after_0);
+  const auto again = read_one(ctx, 0);
+  const double after_again = backproject_seconds(ctx);
+  EXPECT_GT(after_again, after_1) << "slab 0 was not evicted: the budget holds more than one slab";
+  EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(first.data(), slab_of(reference, 0, slab_floats).data(), first.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(one.data(), slab_of(reference, 1, slab_floats).data(), one.size() * 4), 0);
+  const auto third = read_one(ctx, 0);
+  EXPECT_EQ(backproject_seconds(ctx), after_again);  // cached again
+  EXPECT_EQ(std::memcmp(first.data(), third.data(), first.size() * 4), 0);
+  fdk_destroy(ctx);
+
+  // Computed ahead: slab 1 waits for slab 0's room until slab 0 is read.
+  ctx = finished(config, scan);
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_TRUE(poll_until_ready(ctx, 0));
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(ready_now(ctx, 1), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(ready_now(ctx, 0), 1) << "slab 0, computed ahead and not read, was evicted";
+  double before = backproject_seconds(ctx);
+  const auto ahead0 = read_one(ctx, 0);
+  EXPECT_EQ(backproject_seconds(ctx), before);
+  ASSERT_TRUE(poll_until_ready(ctx, 1));  // slab 0 was read: its room goes to slab 1
+  before = backproject_seconds(ctx);
+  const auto ahead1 = read_one(ctx, 1);
+  EXPECT_EQ(backproject_seconds(ctx), before);
+  EXPECT_EQ(ready_now(ctx, 0), 0);  // evicted for slab 1 (and requested again)
+  EXPECT_EQ(std::memcmp(ahead0.data(), first.data(), first.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(ahead1.data(), one.data(), one.size() * 4), 0);
+  const auto ahead0_again = read_one(ctx, 0);
+  EXPECT_EQ(std::memcmp(ahead0_again.data(), first.data(), first.size() * 4), 0);
+  fdk_destroy(ctx);
+}
+
+// A budget that leaves the cache less than a slab: fdk_slab_ready never
+// says 1 and nothing is computed in the background; reads still work.
+TEST(Pipeline, SlabTooBigForTheCacheIsNeverReadyButReads) {
+  SmallScan scan;
+  scan.config.slab_thickness = 8;
+  fdk_config config = scan.config;
+  config.host_memory_budget = budget_for_cached_slabs(scan.config, scan, 0.5);
+  ASSERT_GT(config.host_memory_budget, 0u);
+  fdk_context* ctx = finished(config, scan);
+  ASSERT_NE(ctx, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(ready_now(ctx, 0), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(backproject_seconds(ctx), 0.0);
+  std::vector<float> volume;
+  EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
+  EXPECT_EQ(ready_now(ctx, 0), 0);
   fdk_destroy(ctx);
 }

@@ -302,11 +302,45 @@ FDK_API fdk_status fdk_get_slab_info(const fdk_context* ctx, int32_t slab,
                                      fdk_slab_info* info);
 
 /* Copies slab `slab` (layout above) into `buffer` of `buffer_bytes` (at
-   least its byte_size). Only after fdk_finish. Slabs may be read in any order
-   and more than once; a slab is computed when first needed and kept in a
-   cache bounded by the host budget. Blocks until the slab is ready. */
+   least its byte_size). Only after fdk_finish; from any thread (not only the
+   one that pushed). Slabs may be read in any order and more than once.
+   Blocking: a slab that is not ready (see fdk_slab_ready) is computed
+   before the call returns (or, when the background is computing it, the
+   call waits for that computation); reads that compute are serialised with
+   each other and with pushes and fdk_finish. A ready slab is copied at once,
+   without waiting for a computation in progress on another thread. To read
+   without blocking, poll fdk_slab_ready and read once it says 1.
+   Memory: computed slabs are kept in a host cache within what the store
+   leaves of the host budget; a slab already read may be evicted to make
+   room and is recomputed (the same bytes) when read again. */
 FDK_API fdk_status fdk_read_slab(fdk_context* ctx, int32_t slab, float* buffer,
                                  size_t buffer_bytes);
+
+/* The way not to block on a slab. Never waits for a push, finish or slab
+   computation in progress, and may be called from any thread, also while
+   another thread is inside fdk_read_slab. Writes 1 to *ready when
+   fdk_read_slab(slab) would not wait for a computation (the slab is
+   computed: on a GPU, or in the host slab cache), else 0 and asks for the
+   slab to be computed in the background so that a later call finds it
+   ready: poll it, and read when it says 1.
+   Background computation (when the slab is not held on a GPU): one library
+   thread computes the requested slabs one at a time, oldest request first,
+   each into the host slab cache, and only while no fdk_read_slab waits to
+   compute. A slab computed this way keeps its room until it has been read:
+   while such slabs fill what the budget leaves the cache, further requests
+   wait for reads. A slab larger than what the store leaves of the host
+   budget for the cache is never computed ahead and never becomes ready:
+   fdk_read_slab computes it (blocking). A background computation that
+   failed (e.g. OUT_OF_MEMORY) is reported once, by the next fdk_slab_ready
+   of that slab, which then returns that status; a later call requests the
+   slab again. Slabs computed in the background count in
+   fdk_progress.slabs_done; the progress callback reports them when they are
+   first read (it is never called on a library thread).
+   Errors: INVALID_ARGUMENT (ctx or ready NULL), INVALID_STATE (before
+   fdk_finish), OUT_OF_RANGE (slab), CANCELLED; *ready is 0 after an error
+   (when ready is not NULL). */
+FDK_API fdk_status fdk_slab_ready(fdk_context* ctx, int32_t slab,
+                                  int32_t* ready);
 
 /* ---- progress and cancellation ----------------------------------------------- */
 typedef enum fdk_phase {
@@ -382,7 +416,8 @@ FDK_API fdk_status fdk_get_plan_info(const fdk_context* ctx,
                                      fdk_plan_info* info);
 
 /* Where the time went, accumulated since fdk_create (seconds). Waits for a
-   push, finish or read in progress on another thread. */
+   push, finish or slab computation (a read's or a background one, see
+   fdk_slab_ready) in progress on another thread. */
 typedef struct fdk_timings {
   uint32_t struct_size;       /* set by the caller to sizeof(fdk_timings) */
   double filter_seconds;      /* weighting + ramp filter, uploads included (wall) */
@@ -395,6 +430,26 @@ typedef struct fdk_timings {
 } fdk_timings;
 
 FDK_API fdk_status fdk_get_timings(const fdk_context* ctx, fdk_timings* timings);
+
+/* Per GPU, in the order the reconstruction uses them (that of
+   fdk_config.devices, or ordinals 0.. when num_devices was 0). */
+typedef struct fdk_device_stats {
+  uint32_t struct_size;  /* set by the caller to sizeof(fdk_device_stats) */
+  int32_t num_devices;   /* GPUs in use; 0 on the CPU backend */
+  int32_t ordinal[FDK_MAX_DEVICES];      /* CUDA device ordinal */
+  double busy_seconds[FDK_MAX_DEVICES];  /* backprojection kernel time (device
+                                            events) */
+  int32_t slabs_computed[FDK_MAX_DEVICES]; /* slab computations from the
+                                            store (streaming), repeats included */
+  int32_t failed[FDK_MAX_DEVICES];       /* 1 once the GPU failed and its work
+                                            went to the others */
+} fdk_device_stats;
+
+/* Any time after fdk_create; waits for a push, finish or slab computation
+   in progress on another thread. Errors: INVALID_ARGUMENT (NULL),
+   STRUCT_SIZE. */
+FDK_API fdk_status fdk_get_device_stats(const fdk_context* ctx,
+                                        fdk_device_stats* stats);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -99,6 +99,17 @@ class Backend {
   virtual bool keeps_volume() const { return false; }
   // Adds the backend's own measurements (backprojection, upload, download).
   virtual void add_timings(fdk_timings& t) const {}
+  // fdk_slab_ready for planes [y0, y1) (a slab of the plan): 1 when the
+  // backend holds them computed (a read copies them without computing); 0
+  // when not yet, and the backend then computes them in the background by
+  // itself; -1 when the backend does not hold slabs (the Reconstruction's
+  // host slab cache and its background thread decide). Any thread, also
+  // while another is inside backproject(); never blocks; only after finish.
+  virtual int slab_ready(const ScanModel& model, int y0, int y1) { return -1; }
+  // Fills the per-GPU figures of fdk_get_device_stats (num_devices and the
+  // arrays); the CPU backend adds nothing (num_devices stays 0). Called
+  // with no push, finish or slab computation in progress.
+  virtual void add_device_stats(fdk_device_stats& stats) const {}
   // The largest slab worth making when the budgets allow: the CPU keeps
   // slabs small for cache and host memory; a GPU streaming from the store
   // wants them thick, since every slab re-reads its row windows.

@@ -5,9 +5,13 @@
 #include <fdk/fdk.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "fdk/core/backend.hpp"
@@ -38,6 +42,13 @@ class Reconstruction {
   void push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view);
   void finish();
   void read_slab(int slab, float* buffer, size_t buffer_bytes);
+  // fdk_slab_ready: never waits for a push, finish or read in progress.
+  // Backends that do not hold slabs themselves (Backend::slab_ready -1):
+  // true when the slab is in the host cache; else it is requested from the
+  // background thread (started here the first time), which computes the
+  // requested slabs one at a time into the cache when the spare host budget
+  // allows. Rethrows (once) the failure of the slab's background computation.
+  bool slab_ready(int slab);
 
   // Lock-free queries (the plan is fixed at construction).
   int slab_count() const { return static_cast<int>(plan_.slabs.size()); }
@@ -47,15 +58,29 @@ class Reconstruction {
   fdk_plan_info plan_info() const;
 
   fdk_timings timings();  // waits for a call in progress
+  fdk_device_stats device_stats();  // waits for a call in progress
 
   void set_progress_callback(fdk_progress_fn fn, void* user_data);
   void cancel();
 
  private:
   void check_usable() const;
+  void check_read(int slab, const float* buffer, size_t buffer_bytes) const;
+  // Copies the slab from the host cache when it is there (marking it read).
+  bool copy_cached(int slab, float* buffer);
   void notify_progress();
   void mark_done(int slab);
+  void record_done(int slab);  // op_mutex_ held; no progress callback
   uint64_t slab_bytes(int slab) const;
+  // What the store and the plan's reserve leave of the host budget: the
+  // bound on the host slab cache. Constant after finish (the store no
+  // longer grows where the cache is used).
+  uint64_t cache_capacity() const;
+  // The background thread: computes requested slabs into the host cache.
+  void background_loop();
+  // cache_mutex_ held: a request the budget lets the thread compute now
+  // (requests already cached are dropped), or -1.
+  int next_request(uint64_t capacity);
 
   Settings settings_;
   ThreadPool ingest_pool_;  // the push path's host work: checks, compression
@@ -69,11 +94,26 @@ class Reconstruction {
   SlabCache cache_;
   std::vector<unsigned char> slab_done_;
 
-  std::mutex op_mutex_;  // serialises push, finish and read
+  std::mutex op_mutex_;  // serialises push, finish, read and each background slab computation
   std::atomic<bool> cancelled_{false};
   std::atomic<int> slabs_done_{0};
   std::atomic<bool> finished_{false};  // set once, under op_mutex_
 
+  // The host slab cache and the background computations (fdk_slab_ready).
+  // Lock order: op_mutex_, then cache_mutex_; cache_mutex_ is never held
+  // during a computation, a copy of a slab or a progress callback.
+  std::mutex cache_mutex_;  // cache_, requests_ and everything below
+  std::condition_variable background_wake_;
+  std::thread background_;        // started by the first request
+  std::deque<int> requests_;      // slabs to compute ahead, oldest first
+  int background_slab_ = -1;      // taken by the thread, not yet cached
+  int readers_waiting_ = 0;       // reads waiting for op_mutex_: go first
+  bool stop_background_ = false;  // set by the destructor
+  struct Failure {
+    fdk_status code = FDK_OK;
+    std::string message;
+  };
+  std::vector<Failure> background_failures_;  // per slab, reported once by slab_ready
 
   std::mutex callback_mutex_;
   fdk_progress_fn callback_ = nullptr;
