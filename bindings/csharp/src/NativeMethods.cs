@@ -83,6 +83,9 @@ namespace Fdk
         internal static extern int fdk_read_slab(FdkContextHandle context, int slab,
                                                  IntPtr buffer, UIntPtr bufferBytes);
 
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_slab_ready(FdkContextHandle context, int slab, out int ready);
+
         // ---- progress and cancellation ----
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int fdk_set_progress_callback(FdkContextHandle context,
@@ -108,6 +111,10 @@ namespace Fdk
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int fdk_get_timings(FdkContextHandle context,
                                                    FdkTimingsNative* timings);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_device_stats(FdkContextHandle context,
+                                                        FdkDeviceStatsNative* stats);
 
         /// <summary>A NUL-terminated UTF-8 string owned by the library, copied.</summary>
         internal static string CopyString(IntPtr text)

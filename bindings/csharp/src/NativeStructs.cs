@@ -132,6 +132,17 @@ namespace Fdk
         public double download_seconds;
     }
 
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe struct FdkDeviceStatsNative
+    {
+        public uint struct_size;
+        public int num_devices;
+        public fixed int ordinal[FdkConfigNative.MaxDevices];
+        public fixed double busy_seconds[FdkConfigNative.MaxDevices];
+        public fixed int slabs_computed[FdkConfigNative.MaxDevices];
+        public fixed int failed[FdkConfigNative.MaxDevices];
+    }
+
     /// <summary>fdk_scan_kind.</summary>
     internal enum ScanKind
     {

@@ -1,5 +1,7 @@
 // Reconstructor: one fdk_context, from configuration to slabs.
 using System;
+using System.Collections.Generic;
+using System.Collections.ObjectModel;
 using System.Runtime.ExceptionServices;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -124,6 +126,43 @@ namespace Fdk
             BackprojectSeconds = n.backproject_seconds;
             UploadSeconds = n.upload_seconds;
             DownloadSeconds = n.download_seconds;
+        }
+    }
+
+    /// <summary>One GPU's figures in <see cref="DeviceStats"/>.</summary>
+    public struct GpuStats
+    {
+        /// <summary>CUDA device ordinal.</summary>
+        public int Ordinal { get; private set; }
+        /// <summary>Backprojection kernel time (device events), in seconds.</summary>
+        public double BusySeconds { get; private set; }
+        /// <summary>Slab computations from the store (streaming), repeats included.</summary>
+        public int SlabsComputed { get; private set; }
+        /// <summary>True once the GPU failed and its work went to the others.</summary>
+        public bool Failed { get; private set; }
+
+        internal GpuStats(int ordinal, double busySeconds, int slabsComputed, bool failed) : this()
+        {
+            Ordinal = ordinal;
+            BusySeconds = busySeconds;
+            SlabsComputed = slabsComputed;
+            Failed = failed;
+        }
+    }
+
+    /// <summary>fdk_device_stats: the GPUs in use, in the order the reconstruction uses them (none on the CPU backend).</summary>
+    public sealed class DeviceStats
+    {
+        /// <summary>One entry per GPU in use; empty on the CPU backend.</summary>
+        public ReadOnlyCollection<GpuStats> Devices { get; private set; }
+
+        internal unsafe DeviceStats(FdkDeviceStatsNative n)
+        {
+            int count = Math.Max(0, Math.Min(n.num_devices, FdkConfigNative.MaxDevices));
+            var list = new List<GpuStats>(count);
+            for (int i = 0; i < count; ++i)
+                list.Add(new GpuStats(n.ordinal[i], n.busy_seconds[i], n.slabs_computed[i], n.failed[i] != 0));
+            Devices = list.AsReadOnly();
         }
     }
 
@@ -417,9 +456,10 @@ namespace Fdk
 
         /// <summary>
         /// Copies slab <paramref name="slab"/> into buffer[offset ..], which
-        /// needs GetSlabInfo(slab).FloatCount floats. Only after Finish.
-        /// Blocks until the slab is computed; slabs may be read in any order
-        /// and more than once.
+        /// needs GetSlabInfo(slab).FloatCount floats. Only after Finish; from
+        /// any thread. Blocks until the slab is computed (see
+        /// <see cref="IsSlabReady"/> for the way not to block); slabs may be
+        /// read in any order and more than once.
         /// </summary>
         public void ReadSlab(int slab, float[] buffer, int offset = 0)
         {
@@ -440,6 +480,24 @@ namespace Fdk
             EnterCall();
             if (bufferBytes < 0) throw new ArgumentOutOfRangeException("bufferBytes");
             Complete(NativeMethods.fdk_read_slab(_handle, slab, buffer, new UIntPtr((ulong)bufferBytes)));
+        }
+
+        /// <summary>
+        /// Never blocks (fdk_slab_ready): true when <see cref="ReadSlab(int)"/>
+        /// would not wait for a computation; otherwise false, and the slab is
+        /// computed in the background so that a later call finds it ready.
+        /// Poll it and read once it says true. Only after Finish; from any
+        /// thread, also while another thread reads a slab. A slab too large
+        /// for what the host budget leaves the slab cache never becomes ready
+        /// (a read computes it), and slabs computed ahead keep their room until
+        /// read. A background computation that failed throws here, once.
+        /// </summary>
+        public bool IsSlabReady(int slab)
+        {
+            EnterCall();
+            int ready;
+            Complete(NativeMethods.fdk_slab_ready(_handle, slab, out ready));
+            return ready != 0;
         }
 
         /// <summary>Slab <paramref name="slab"/> in a new array.</summary>
@@ -520,6 +578,19 @@ namespace Fdk
             var t = new FdkTimingsNative { struct_size = (uint)sizeof(FdkTimingsNative) };
             Complete(NativeMethods.fdk_get_timings(_handle, &t));
             return new Timings(t);
+        }
+
+        /// <summary>
+        /// Per-GPU figures (fdk_get_device_stats); no devices on the CPU
+        /// backend. Waits for a push, finish or slab computation in progress
+        /// on another thread.
+        /// </summary>
+        public unsafe DeviceStats GetDeviceStats()
+        {
+            EnterCall();
+            var n = new FdkDeviceStatsNative { struct_size = (uint)sizeof(FdkDeviceStatsNative) };
+            Complete(NativeMethods.fdk_get_device_stats(_handle, &n));
+            return new DeviceStats(n);
         }
 
         /// <summary>Destroys the native context (after any call in flight returns). Idempotent.</summary>

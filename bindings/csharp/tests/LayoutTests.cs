@@ -24,6 +24,7 @@ namespace Fdk.Tests
             { "fdk_store_info", typeof(FdkStoreInfoNative) },
             { "fdk_plan_info", typeof(FdkPlanInfoNative) },
             { "fdk_timings", typeof(FdkTimingsNative) },
+            { "fdk_device_stats", typeof(FdkDeviceStatsNative) },
         };
 
         private List<string[]> _facts;
@@ -52,6 +53,7 @@ namespace Fdk.Tests
             if (t == typeof(FdkStoreInfoNative)) return sizeof(FdkStoreInfoNative);
             if (t == typeof(FdkPlanInfoNative)) return sizeof(FdkPlanInfoNative);
             if (t == typeof(FdkTimingsNative)) return sizeof(FdkTimingsNative);
+            if (t == typeof(FdkDeviceStatsNative)) return sizeof(FdkDeviceStatsNative);
             throw new ArgumentException(t.Name);
         }
 

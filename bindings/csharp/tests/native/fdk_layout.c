@@ -113,6 +113,14 @@ int main(void) {
   FIELD(fdk_timings, upload_seconds);
   FIELD(fdk_timings, download_seconds);
 
+  SIZE(fdk_device_stats);
+  FIELD(fdk_device_stats, struct_size);
+  FIELD(fdk_device_stats, num_devices);
+  FIELD(fdk_device_stats, ordinal);
+  FIELD(fdk_device_stats, busy_seconds);
+  FIELD(fdk_device_stats, slabs_computed);
+  FIELD(fdk_device_stats, failed);
+
   ENUM(FDK_MAX_DEVICES);
   ENUM(FDK_VERSION_MAJOR);
 
