@@ -37,7 +37,7 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITE
   -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
   { tail -40 "$out/configure.log"; exit 1; }
 cmake --build build-gpu --parallel "$(nproc)" \
-  --target fdk fdk-bench test_cuda_backend test_phantom_accuracy >"$out/build.log" 2>&1 ||
+  --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy >"$out/build.log" 2>&1 ||
   { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
 echo "built $commit"
 
@@ -49,6 +49,7 @@ if [ $run_tests -eq 1 ]; then
   summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
   # ctest hides a passing test's output: the agreement figures, from the binaries.
   ./build-gpu/tests/gpu/test_cuda_backend 2>&1 | grep -E "^\[gpu\]" | tee "$out/gpu-figures.txt"
+  ./build-gpu/tests/gpu/test_multi_gpu 2>&1 | grep -E "^\[gpu\]" | tee -a "$out/gpu-figures.txt"
   FDK_TEST_BACKEND=cuda ./build-gpu/tests/accuracy/test_phantom_accuracy \
     --gtest_filter='*FullScan*:*ShortScan*:*OffsetDetector*:*Missing*' 2>&1 |
     grep -E "^\[accuracy\].*(brain|dark|bright|air)" | tee -a "$out/gpu-figures.txt"

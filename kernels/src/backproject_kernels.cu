@@ -252,13 +252,14 @@ __device__ __forceinline__ void split_half(float x, unsigned short& hi, unsigned
   lo = __half_as_ushort(__float2half_rn(x - __half2float(top)));
 }
 
+// Grid rows are texture rows; past the window's `rows` they repeat its last.
 __global__ void pack_half_kernel(PackArgs<4> a, const unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch,
                                  int columns, int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
-  if (c >= columns || r >= rows) return;
+  if (c >= columns) return;
   const float to_unit = ldexpf(1.0f, -pack_exponent(*quad_max));
-  const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
+  const size_t s = static_cast<size_t>(min(r, rows - 1)) * a.src_pitch + c;
   float x[4];
   unsigned short h[4], l[4];
 #pragma unroll
@@ -276,9 +277,9 @@ __global__ void pack_pair_kernel(PackArgs<2> a, const unsigned* pair_max, void* 
                                  int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
-  if (c >= columns || r >= rows) return;
+  if (c >= columns) return;
   const float to_unit = ldexpf(1.0f, -pack_exponent(*pair_max));
-  const size_t row = static_cast<size_t>(r) * a.src_pitch;
+  const size_t row = static_cast<size_t>(min(r, rows - 1)) * a.src_pitch;
   const float x[2] = {a.scale[0] * a.src[0][row + c] * to_unit,
                       a.scale[1] * a.src[1][row + (columns - 1 - c)] * to_unit};
   unsigned short h[2], l[2];
@@ -352,26 +353,42 @@ void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask
 }
 
 void launch_pack_pair(const float* const src[2], size_t src_pitch, const float scale[2], unsigned* pair_max,
-                      void* texels, size_t pitch, int columns, int rows, bool split, cudaStream_t stream) {
+                      void* texels, size_t pitch, int columns, int rows, int texture_rows, bool split,
+                      cudaStream_t stream) {
   const PackArgs<2> a = pack_args<2>(src, src_pitch, scale);
-  const dim3 grid((columns + 127) / 128, rows);
+  const dim3 grid((columns + 127) / 128, rows), texture_grid((columns + 127) / 128, texture_rows);
   pack_max_kernel<2><<<grid, 128, 0, stream>>>(a, columns, rows, pair_max);
   check_launch("pack_max_kernel (pair)");
   if (split)
-    pack_pair_kernel<true><<<grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
+    pack_pair_kernel<true><<<texture_grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
   else
-    pack_pair_kernel<false><<<grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
+    pack_pair_kernel<false><<<texture_grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
   check_launch("pack_pair_kernel");
 }
 
 void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
-                      ushort4* hi, ushort4* lo, size_t pitch, int columns, int rows, cudaStream_t stream) {
+                      ushort4* hi, ushort4* lo, size_t pitch, int columns, int rows, int texture_rows,
+                      cudaStream_t stream) {
   const PackArgs<4> a = pack_args<4>(src, src_pitch, scale);
-  const dim3 grid((columns + 127) / 128, rows);
+  const dim3 grid((columns + 127) / 128, rows), texture_grid((columns + 127) / 128, texture_rows);
   pack_max_kernel<4><<<grid, 128, 0, stream>>>(a, columns, rows, quad_max);
   check_launch("pack_max_kernel (quad)");
-  pack_half_kernel<<<grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
+  pack_half_kernel<<<texture_grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
   check_launch("pack_half_kernel");
+}
+
+__global__ void repeat_last_row_kernel(float* window, size_t pitch, int columns, int rows) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= columns) return;
+  window[static_cast<size_t>(rows + blockIdx.y) * pitch + c] = window[static_cast<size_t>(rows - 1) * pitch + c];
+}
+
+void launch_repeat_last_row(float* window, size_t pitch, int columns, int rows, int texture_rows,
+                            cudaStream_t stream) {
+  if (texture_rows <= rows || rows <= 0) return;
+  repeat_last_row_kernel<<<dim3((columns + 127) / 128, texture_rows - rows), 128, 0, stream>>>(window, pitch, columns,
+                                                                                             rows);
+  check_launch("repeat_last_row");
 }
 
 void launch_field_of_view(const double* matrices, const double* principal_cols, int count, int nx, int nz,

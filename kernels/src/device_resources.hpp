@@ -105,7 +105,8 @@ class PinnedBuffer {
     if (count <= count_) return;
     reset();
     void* p = nullptr;
-    check(cudaMallocHost(&p, count * sizeof(T)), "cudaMallocHost");
+    // Portable: pinned for every device, so any GPU's copies run at DMA speed.
+    check(cudaHostAlloc(&p, count * sizeof(T), cudaHostAllocPortable), "cudaHostAlloc");
     ptr_ = static_cast<T*>(p);
     count_ = count;
   }

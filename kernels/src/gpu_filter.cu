@@ -75,12 +75,20 @@ GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stre
 
 void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
                     float* device_out, size_t device_pitch, float* host_out) {
+  issue(model, g, pixels, pitch_bytes, device_out, device_pitch, host_out);
+  wait();
+}
+
+void GpuFilter::wait() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)"); }
+
+void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
+                      float* device_out, size_t device_pitch, float* host_out) {
   const int width = model.detector.size[0], rows = model.detector.size[1];
   const int in_width = model.input_detector.size[0];
   // The per-column weights are the CPU's own (one code for both backends).
   std::vector<double> weight(static_cast<size_t>(width)), u2(static_cast<size_t>(width));
   column_weights(model.redundancy, g, model.detector, weight.data(), u2.data());
-  // host_columns_ is free again: the previous run ended with a synchronize.
+  // host_columns_ is free again: the previous issue was waited for.
   float* cols = host_columns_.get();
   for (int i = 0; i < width; ++i) {
     cols[i] = static_cast<float>(weight[static_cast<size_t>(i)]);
@@ -124,7 +132,6 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
     check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
                             width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpy2DAsync (filtered download)");
-  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)");
 }
 
 }  // namespace fdk::cuda

@@ -1,13 +1,13 @@
-// The CUDA backend on one GPU. Projections are weighted and filtered on the
-// device. When the volume, the filtered projections and the batch buffers fit
+// One GPU of the CUDA backend (see device_backend.hpp for how several share
+// the work). Projections are weighted and filtered on the device. When the volume, the filtered projections and the batch buffers fit
 // the GPU budget, the volume stays resident and views are backprojected as
 // they arrive ("resident" mode: the volume is done when the scan ends), by
 // mirror pairs when the geometry has them (complete within each half of the
 // scan), else by quads.
 // Otherwise slabs are computed from the compressed store ("streaming" mode):
-// from fdk_finish on, a worker thread computes the slabs in plan order into
-// two device slab buffers, one ahead of the reader, which copies a finished
-// slab out while the next one computes. CPU threads decompress each view's
+// from fdk_finish on, a worker thread takes slabs from the shared
+// SlabPrefetch and computes them into two device slab buffers, ahead of the
+// reader, which copies a finished slab out while the next one computes. CPU threads decompress each view's
 // row window into pinned memory while the GPU works on the previous batch,
 // and the windows upload on their own stream.
 #include <cuda_runtime.h>
@@ -16,9 +16,13 @@
 #include <chrono>
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,8 +31,8 @@
 #include "cufft_loader.hpp"
 #include "device_resources.hpp"
 #include "fdk/core/slab_prefetch.hpp"
+#include "device_backend.hpp"
 #include "fdk/core/thread_pool.hpp"
-#include "fdk/kernels/cuda_backend.hpp"
 #include "gpu_filter.hpp"
 #include "symmetry.hpp"
 
@@ -48,21 +52,15 @@ constexpr int kFinishChunks = 16;
 constexpr int kStreamQuads = 8;      // quads per launch when streaming
 constexpr int kStreamViews = 4 * kStreamQuads;
 constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
-// Streamed slabs alternate between two device buffers: one downloads while
-// the next one computes.
-constexpr int kSlabBuffers = 2;
 constexpr size_t kBounceFloats = size_t{4} << 20;  // 16 MiB per slab-download bounce buffer
 
-int device_count() noexcept {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
+// The device's ordinal, unless a test injects a set-up failure into it.
+int checked_ordinal(const DeviceRole& role) {
+  if (role.fault.kind == FaultPlan::Alloc && role.fault.worker == role.worker)
+    fail(FDK_ERROR_OUT_OF_MEMORY, "injected allocation failure on GPU " + std::to_string(role.ordinal) +
+                                      " (worker " + std::to_string(role.worker) + ", FDK_TEST_FAULT)");
+  return role.ordinal;
 }
-
-int chosen_device(const Settings& s) { return s.config.num_devices > 0 ? s.config.devices[0] : 0; }
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -113,10 +111,11 @@ struct BatchSet {
   }
 };
 
-class CudaBackend final : public Backend {
+class OneDevice final : public DeviceBackend {
  public:
-  CudaBackend(const ScanModel& model, const Settings& settings)
-      : device_(chosen_device(settings)),
+  OneDevice(const ScanModel& model, const Settings& settings, const DeviceRole& role)
+      : device_(checked_ordinal(role)),
+        role_(role),
         scope_(device_),
         pool_(settings.num_threads),
         filter_(model, filter_stream_.get()),
@@ -148,7 +147,10 @@ class CudaBackend final : public Backend {
     const bool pairs_preferred = !pairs.empty() && 2 * pairs.size() >= 4 * orbits_.size();
     const uint64_t resident_sets = pairs_preferred ? 2ull * kResidentPairs * quad_pitch_ * rows_
                                                    : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
-    resident_ = volume + projections + resident_sets + fixed <= budget_;
+    // The whole volume must fit whatever the device's part: the mode, and
+    // so the bits, must not depend on the number of devices.
+    resident_ = role.allow_resident && volume + projections + resident_sets + fixed <= budget_;
+    part_ = role.part;
     pairs_ = pairs_preferred;
     if (pairs_) {
       orbits_.clear();
@@ -176,7 +178,7 @@ class CudaBackend final : public Backend {
     orbit_arrivals_.assign(orbits_.size(), 0);
     const double texel_row_bytes = static_cast<double>(quad_pitch_) * (format_.split && !pairs_ ? 2 : 1);
     if (resident_) {
-      volume_.resize(model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
+      volume_.resize(model.plane_floats() * static_cast<size_t>(std::max(1, part_[1] - part_[0])));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
       projections_.resize(view_stride_ * model.views.size());
       view_tex_.resize(model.views.size());
@@ -186,11 +188,10 @@ class CudaBackend final : public Backend {
       nominal_views_ = model.views;
       compute_mask(model, true);
       const int ny = model.volume.size[1];
-      // Chunks cut along the threads' plane runs, so every voxel sees the
-      // same arithmetic as in a whole-volume launch.
-      chunk_planes_ = static_cast<int>(round_up(static_cast<size_t>((ny + kFinishChunks - 1) / kFinishChunks),
-                                                static_cast<size_t>(kPairPlanesPerThread)));
+      chunk_planes_ = resident_chunk_planes(ny);
       chunk_ready_ = std::vector<Event>(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_));
+      first_chunk_ = part_[0] / chunk_planes_;
+      end_chunk_ = part_[1] > part_[0] ? (part_[1] + chunk_planes_ - 1) / chunk_planes_ : first_chunk_;
     } else {
       // Streaming: two slab buffers plus two batch sets must fit; each
       // plane of slab brings at most rows_per_plane_ detector rows into
@@ -208,7 +209,7 @@ class CudaBackend final : public Backend {
       // streamed slab (so the same bits), with the windows cut from each
       // view as it is filtered and held in the second slab buffer. float32
       // only: the store's float16 rounding is not the GPU's.
-      early_ = pairs_ && format_.split && !orbits_.empty() &&
+      early_ = role.filters_for_store && pairs_ && format_.split && !orbits_.empty() &&
                std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
       if (early_) {
         nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
@@ -222,14 +223,14 @@ class CudaBackend final : public Backend {
     scope_.leave();
   }
 
-  ~CudaBackend() override {
+  ~OneDevice() override {
     // Members are released with our device current; then scope_ puts the
-    // host's device back.
+    // host's device back. The owner has stopped the shared prefetch, so the
+    // worker ends.
     scope_.enter();
-    if (worker_.joinable()) {
-      prefetch_->stop();
-      worker_.join();
-    }
+    if (worker_.joinable()) worker_.join();
+    stop_launching_.store(true);
+    if (launcher_.joinable()) launcher_.join();
     cudaStreamSynchronize(bp_stream_.get());
     cudaStreamSynchronize(filter_stream_.get());
     cudaStreamSynchronize(store_stream_.get());
@@ -318,7 +319,7 @@ class CudaBackend final : public Backend {
           pending_quads_.clear();
         }
         while (!held_.empty() && !gpu_behind()) {
-          launch_group(model, held_.front(), nominal_weights_, 0, model.volume.size[1]);
+          launch_group(model, held_.front(), nominal_weights_, part_[0], part_[1] - part_[0]);
           held_.erase(held_.begin());
         }
       }
@@ -334,11 +335,10 @@ class CudaBackend final : public Backend {
   void finish(const ScanModel& model) override {
     DeviceGuard guard(device_);
     if (!resident_) {
-      const bool early_done = finish_early(model);
+      early_done_ = finish_early(model);
       compute_mask(model, false);
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
       finished_ = true;
-      start_worker(model, early_done);
       return;
     }
     bool all_arrived = true;
@@ -347,8 +347,8 @@ class CudaBackend final : public Backend {
       flush_views(model, nominal_weights_);
       if (!pending_quads_.empty()) held_.push_back(std::move(pending_quads_));
       pending_quads_.clear();
-      // The held groups go chunk by chunk as reads ask (launch_chunks).
-      chunks_launched_ = 0;
+      // The held groups go chunk by chunk from launch_all_chunks.
+      chunks_launched_ = first_chunk_;
       finished_ = true;
       return;
     } else {
@@ -377,20 +377,58 @@ class CudaBackend final : public Backend {
       flush_quads(model, model.view_weights);
       flush_views(model, model.view_weights);
     }
-    chunks_launched_ = 0;
+    // Everything is launched: each chunk is final once the stream reaches it.
+    for (int c = first_chunk_; c < end_chunk_; ++c) chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
+    chunks_launched_ = end_chunk_;
     finished_ = true;
   }
 
   // Resident, after finish: launches the held groups for chunks up to
   // `last` (inclusive), each chunk's end marked by its event.
-  void launch_chunks(const ScanModel& model, int last) {
-    const int ny = model.volume.size[1];
-    last = std::min(last, static_cast<int>(chunk_ready_.size()) - 1);
-    for (; chunks_launched_ <= last; ++chunks_launched_) {
-      const int y0 = chunks_launched_ * chunk_planes_;
-      for (const auto& group : held_)
-        launch_group(model, group, nominal_weights_, y0, std::min(chunk_planes_, ny - y0));
-      chunk_ready_[static_cast<size_t>(chunks_launched_)].record(bp_stream_.get());
+  // Resident, after finish: a thread launches the held groups chunk by
+  // chunk (the launch queue fills up and would hold the caller), each
+  // chunk's end marked by its event; reads wait for the launches they need.
+  void launch_all_chunks(const ScanModel& model) override {
+    if (!resident_ || launcher_.joinable()) return;
+    launcher_ = std::thread([this, &model] {
+      try {
+        DeviceGuard guard(device_);
+        for (int c = chunks_launched_.load(); c < end_chunk_; ++c) {
+          if (stop_launching_.load() || model.cancelled->load()) break;
+          const int y0 = c * chunk_planes_;
+          for (const auto& group : held_)
+            launch_group(model, group, nominal_weights_, y0, std::min(chunk_planes_, part_[1] - y0));
+          chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
+          std::lock_guard<std::mutex> lock(launch_mutex_);
+          chunks_launched_.store(c + 1);
+          launched_.notify_all();
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(launch_mutex_);
+        launch_error_ = std::current_exception();
+        launched_.notify_all();
+      }
+      std::lock_guard<std::mutex> lock(launch_mutex_);
+      launcher_done_ = true;
+      launched_.notify_all();
+    });
+  }
+
+  bool planes_ready(int y0, int y1) const override {
+    if (!resident_ || !finished_) return false;
+    for (int c = y0 / chunk_planes_; c * chunk_planes_ < y1; ++c)
+      if (c >= chunks_launched_.load() || !chunk_ready_[static_cast<size_t>(c)].ready()) return false;
+    return true;
+  }
+
+  // Resident: waits until chunk `last` is launched (not computed).
+  void wait_launched(const ScanModel& model, int last) {
+    std::unique_lock<std::mutex> lock(launch_mutex_);
+    while (chunks_launched_.load() <= last) {
+      if (launch_error_) std::rethrow_exception(launch_error_);
+      throw_if_cancelled(model);
+      if (launcher_done_) fail(FDK_ERROR_INTERNAL, "chunk " + std::to_string(last) + " was never launched");
+      launched_.wait_for(lock, std::chrono::milliseconds(5));
     }
   }
 
@@ -399,16 +437,37 @@ class CudaBackend final : public Backend {
     const size_t plane = model.plane_floats();
     if (resident_) {
       const auto start = std::chrono::steady_clock::now();
-      // One chunk ahead, so it computes while this slab downloads.
-      launch_chunks(model, (y1 - 1) / chunk_planes_ + 1);
+      wait_launched(model, (y1 - 1) / chunk_planes_);
       for (int c = y0 / chunk_planes_; c * chunk_planes_ < y1; ++c)
         check(cudaStreamWaitEvent(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), 0),
               "cudaStreamWaitEvent (chunk)");
-      download(volume_.get() + plane * static_cast<size_t>(y0), plane * (y1 - y0), out, download_stream_.get());
+      download(volume_.get() + plane * static_cast<size_t>(y0 - part_[0]), plane * (y1 - y0), out,
+               download_stream_.get());
       download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return;
     }
-    stream_slab(model, y0, y1, out);
+    fail(FDK_ERROR_INTERNAL, "a streamed slab is read through the shared prefetch");
+  }
+
+  bool early_slab_done() const override { return early_done_; }
+  int ordinal() const override { return device_; }
+  bool resident() const override { return resident_; }
+  int slabs_computed() const override { return slabs_computed_.load(); }
+  bool failed() const override { return failed_.load(); }
+  double busy_seconds() const override {
+    if (finished_) clock_.collect();
+    return clock_.seconds();
+  }
+
+  void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+                    size_t pitch_bytes) override {
+    DeviceGuard guard(device_);
+    filter_.issue(model, geometry, pixels, pitch_bytes, projections_.get() + static_cast<size_t>(view) * view_stride_,
+                  pitch_, nullptr);
+  }
+  void filter_wait() override {
+    DeviceGuard guard(device_);
+    filter_.wait();
   }
 
  private:
@@ -508,7 +567,7 @@ class CudaBackend final : public Backend {
     const size_t q = static_cast<size_t>(slot);
     launch_pack_half(src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.quad_memory[q].get()),
                      format_.split ? reinterpret_cast<ushort4*>(set.quad_memory_lo[q].get()) : nullptr,
-                     quad_pitch_ / kTexelBytes, columns_, rows, bp_stream_.get());
+                     quad_pitch_ / kTexelBytes, columns_, rows, set_rows_, bp_stream_.get());
   }
 
   // The launch fields every quad batch shares.
@@ -530,7 +589,7 @@ class CudaBackend final : public Backend {
 
   // Resident: backproject the complete quads queued so far into the volume.
   void flush_quads(const ScanModel& model, const std::vector<double>& weights) {
-    launch_group(model, pending_quads_, weights, 0, model.volume.size[1]);
+    launch_group(model, pending_quads_, weights, part_[0], part_[1] - part_[0]);
     pending_quads_.clear();
   }
 
@@ -543,7 +602,7 @@ class CudaBackend final : public Backend {
   // Resident: quads `group` into planes [y0, y0 + planes) of the volume.
   void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
                     int y0, int planes) {
-    if (group.empty()) return;
+    if (group.empty() || planes <= 0) return;
     if (pairs_) return launch_pair_group(model, group, weights, y0, planes);
     BatchSet& set = next_set();
     QuadBatch batch{};
@@ -564,7 +623,7 @@ class CudaBackend final : public Backend {
       set_quad_textures(batch, set, s);
     }
     clock_.begin(bp_stream_.get());
-    launch_quads(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0), mask_.get(),
+    launch_quads(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0 - part_[0]), mask_.get(),
                  bp_stream_.get());
     clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
@@ -592,13 +651,15 @@ class CudaBackend final : public Backend {
         scale[c] = share * static_cast<float>(weights[static_cast<size_t>(pair[c])]);
       }
       launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
-                       quad_pitch_ / (format_.split ? 8 : 4), columns_, rows_, format_.split, bp_stream_.get());
+                       quad_pitch_ / (format_.split ? 8 : 4), columns_, rows_, set_rows_, format_.split,
+                       bp_stream_.get());
       const double sid = model.views[static_cast<size_t>(pair[0])].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(pair[0])], static_cast<float>(sid * sid), 0);
       batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
     }
     clock_.begin(bp_stream_.get());
-    launch_pairs(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0), mask_.get(), bp_stream_.get());
+    launch_pairs(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0 - part_[0]), mask_.get(),
+                 bp_stream_.get());
     clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
     set.used = true;
@@ -611,9 +672,12 @@ class CudaBackend final : public Backend {
 
   // Resident: views outside complete quads, straight from their projections.
   void flush_views(const ScanModel& model, const std::vector<double>& weights) {
-    if (pending_views_.empty()) return;
+    if (pending_views_.empty() || part_[1] <= part_[0]) {
+      pending_views_.clear();
+      return;
+    }
     GenericBatch batch{};
-    batch.g = slab_geometry(model, 0, model.volume.size[1]);
+    batch.g = slab_geometry(model, part_[0], part_[1] - part_[0]);
     batch.count = static_cast<int>(pending_views_.size());
     for (int s = 0; s < batch.count; ++s) {
       const int v = pending_views_[static_cast<size_t>(s)];
@@ -660,53 +724,59 @@ class CudaBackend final : public Backend {
   }
 
   // Streaming, from fdk_finish: the worker thread that computes slabs ahead
-  // of the reader, on its own decompression threads (pool_ copies the
-  // reader's downloads).
-  void start_worker(const ScanModel& model, bool early_done) {
-    prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, kSlabBuffers);
-    if (early_done) {
-      slab_ready_[0].record(bp_stream_.get());
-      prefetch_->preset_ready(0, 0);
-    }
-    decode_pool_ = std::make_unique<ThreadPool>(pool_.size());
-    worker_ = std::thread([this, &model] {
+  // of the reader into this device's buffers, on its own decompression
+  // threads (pool_ copies the reader's downloads). A device failure retires
+  // the worker: its slabs go to the other devices.
+  void start_worker(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer) override {
+    if (early_done_) slab_ready_[0].record(bp_stream_.get());
+    decode_pool_ = std::make_unique<ThreadPool>(role_.decode_threads > 0 ? role_.decode_threads : pool_.size());
+    const int worker = prefetch.worker_of(first_buffer);
+    worker_ = std::thread([this, &model, &prefetch, first_buffer, worker] {
       try {
         DeviceGuard guard(device_);
-        SlabPrefetch::Task task;
-        while (prefetch_->next_task(task)) {
-          try {
-            const auto range = prefetch_->range(task.slab);
-            compute_slab(model, range[0], range[1], task.buffer);
-            prefetch_->task_done(task, nullptr);
-          } catch (...) {
-            prefetch_->task_done(task, std::current_exception());
-          }
-        }
+        worker_loop(model, prefetch, first_buffer, worker);
       } catch (...) {
-        prefetch_->stop(std::current_exception());
+        failed_ = true;  // the device cannot even be made current
+        prefetch.retire(worker, std::current_exception());
       }
     });
   }
 
-  // Streaming: waits for the worker to have computed planes [y0, y1), then
-  // copies them out while the worker goes on with the next slab.
-  void stream_slab(const ScanModel& model, int y0, int y1, float* out) {
-    const int slab = prefetch_->slab_of(y0, y1);
-    const int buffer = prefetch_->acquire(slab, [&] { throw_if_cancelled(model); });
-    if (buffer < 0) fail(FDK_ERROR_INVALID_STATE, "the reconstruction is being released");
-    try {
-      const auto start = std::chrono::steady_clock::now();
-      check(cudaStreamWaitEvent(download_stream_.get(), slab_ready_[static_cast<size_t>(buffer)].get(), 0),
-            "cudaStreamWaitEvent (slab)");
-      download(slab_buffers_[static_cast<size_t>(buffer)].get(), model.plane_floats() * (y1 - y0), out,
-               download_stream_.get());
-      std::lock_guard<std::mutex> lock(timing_mutex_);
-      download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    } catch (...) {
-      prefetch_->release(slab);
-      throw;
+  void worker_loop(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer, int worker) {
+    SlabPrefetch::Task task;
+    while (prefetch.next_task(task, worker)) {
+      try {
+        if (role_.fault.kind == FaultPlan::Kernel && role_.fault.worker == role_.worker &&
+            slabs_computed_.load() >= role_.fault.after)
+          fail(FDK_ERROR_DEVICE, "injected kernel failure on GPU " + std::to_string(device_) + " (worker " +
+                                     std::to_string(role_.worker) + ", FDK_TEST_FAULT)");
+        const auto range = prefetch.range(task.slab);
+        compute_slab(model, range[0], range[1], task.buffer - first_buffer);
+        slabs_computed_.fetch_add(1);
+        prefetch.task_done(task, nullptr);
+      } catch (const Error& e) {
+        if (e.code() == FDK_ERROR_DEVICE || e.code() == FDK_ERROR_OUT_OF_MEMORY) {
+          failed_ = true;
+          prefetch.retire(worker, std::current_exception());
+          return;
+        }
+        prefetch.task_done(task, std::current_exception());  // cancelled: the reader sees it
+      } catch (...) {
+        prefetch.task_done(task, std::current_exception());
+      }
     }
-    prefetch_->release(slab);
+  }
+
+  // Streaming: copies a computed slab out while the worker goes on.
+  void download_slab(const ScanModel& model, int buffer, int planes, float* out) override {
+    DeviceGuard guard(device_);
+    const auto start = std::chrono::steady_clock::now();
+    check(cudaStreamWaitEvent(download_stream_.get(), slab_ready_[static_cast<size_t>(buffer)].get(), 0),
+          "cudaStreamWaitEvent (slab)");
+    download(slab_buffers_[static_cast<size_t>(buffer)].get(), model.plane_floats() * static_cast<size_t>(planes), out,
+             download_stream_.get());
+    std::lock_guard<std::mutex> lock(timing_mutex_);
+    download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
   enum class ItemKind { Pairs, Quads, Singles };
@@ -748,8 +818,8 @@ class CudaBackend final : public Backend {
       for (int c = 0; c < 2; ++c) scale[c] = share * static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
       const auto& w = window[static_cast<size_t>(s)];
       launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
-                       quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, format_.split,
-                       bp_stream_.get());
+                       quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, set_rows_,
+                       format_.split, bp_stream_.get());
       const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
                  w[0]);
@@ -959,6 +1029,9 @@ class CudaBackend final : public Backend {
       for (int task = 0; task < count * width; ++task) {
         const int v = view_at(task / width, task % width);
         if (v < 0) continue;
+        const auto& w = window[static_cast<size_t>(task / width)];
+        launch_repeat_last_row(set.windows.get() + window_stride_ * task, pitch_, columns_, w[1] - w[0] + 1, set_rows_,
+                               bp_stream_.get());
         const double sid = model.views[static_cast<size_t>(v)].sid;
         fill_terms(batch.view[batch.count], model.matrices[static_cast<size_t>(v)],
                    static_cast<float>(model.view_weights[static_cast<size_t>(v)] * sid * sid),
@@ -975,6 +1048,7 @@ class CudaBackend final : public Backend {
   }
 
   int device_;
+  DeviceRole role_;
   DeviceScope scope_;  // our device is current while members are built and released
   ThreadPool pool_;
   // Filtering runs ahead of backprojection launches that are long (a batch
@@ -1005,9 +1079,17 @@ class CudaBackend final : public Backend {
   std::vector<int> orbit_arrivals_;
   std::vector<int> pending_quads_, pending_views_;  // orbits complete, views outside orbits
   std::vector<std::vector<int>> held_;  // complete groups not launched yet (the GPU was behind)
+  std::array<int, 2> part_{0, 0};       // resident: the planes this device holds
   int chunk_planes_ = 8;
+  int first_chunk_ = 0, end_chunk_ = 0;  // resident: the chunks of part_
   std::vector<Event> chunk_ready_;      // resident: chunk c of the volume is final
-  int chunks_launched_ = 0;
+  std::atomic<int> chunks_launched_{0};  // resident: chunks whose event is recorded
+  std::mutex launch_mutex_;
+  std::condition_variable launched_;
+  std::exception_ptr launch_error_;
+  bool launcher_done_ = false;
+  std::atomic<bool> stop_launching_{false};
+  std::thread launcher_;  // resident, from fdk_finish: launches the chunks
   bool finished_ = false;
   std::vector<double> nominal_weights_;
   std::vector<ViewGeometry> nominal_views_;
@@ -1028,8 +1110,10 @@ class CudaBackend final : public Backend {
   mutable std::mutex timing_mutex_;  // the worker adds upload time, the reader download time
   double upload_seconds_ = 0, download_seconds_ = 0;
   // Streaming, from fdk_finish: the worker computing slabs ahead of reads.
-  std::unique_ptr<SlabPrefetch> prefetch_;
   std::unique_ptr<ThreadPool> decode_pool_;
+  std::atomic<int> slabs_computed_{0};
+  std::atomic<bool> failed_{false};
+  bool early_done_ = false;  // the first slab was completed during the scan
   // Early slab (streaming): the first slab backprojected during the scan.
   bool early_ = false, early_started_ = false, early_failed_ = false;
   size_t early_next_ = 0;                          // next group of pairs to launch
@@ -1042,21 +1126,30 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-bool backend_available(const Settings& settings) noexcept {
-  if (!cufft_api()) return false;
-  const int count = device_count();
-  return count > 0 && chosen_device(settings) < count;
+int resident_chunk_planes(int ny) {
+  // Chunks cut along the threads' plane runs, so every voxel sees the same
+  // arithmetic as in a whole-volume launch.
+  static_assert(kPairPlanesPerThread % kPlanesPerThread == 0, "chunks must suit every kernel");
+  return static_cast<int>(
+      round_up(static_cast<size_t>((ny + kFinishChunks - 1) / kFinishChunks), static_cast<size_t>(kPairPlanesPerThread)));
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Settings& settings) {
-  const int count = device_count();
-  if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
-  if (!cufft_api()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
-  for (int d = 0; d < settings.config.num_devices; ++d)
-    if (settings.config.devices[d] >= count)
-      fail(FDK_ERROR_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(settings.config.devices[d]) +
-                                              " does not exist (" + std::to_string(count) + " found)");
-  return std::make_unique<CudaBackend>(model, settings);
+FaultPlan FaultPlan::from_environment() {
+  FaultPlan plan;
+  const char* text = std::getenv("FDK_TEST_FAULT");
+  if (!text) return plan;
+  char kind[16] = {};
+  int worker = -1, after = 0;
+  if (std::sscanf(text, "%d:%15[a-z]:%d", &worker, kind, &after) < 2) return plan;
+  plan.worker = worker;
+  plan.after = after;
+  plan.kind = std::strcmp(kind, "alloc") == 0 ? Alloc : std::strcmp(kind, "kernel") == 0 ? Kernel : None;
+  return plan;
+}
+
+std::unique_ptr<DeviceBackend> make_device_backend(const ScanModel& model, const Settings& settings,
+                                                   const DeviceRole& role) {
+  return std::make_unique<OneDevice>(model, settings, role);
 }
 
 }  // namespace fdk::cuda

@@ -1,0 +1,286 @@
+// The CUDA backend over every GPU it may use: one DeviceBackend per GPU (see
+// device_backend.hpp). A resident volume is cut into y parts, one per GPU,
+// each GPU filtering every view and backprojecting it into its part as the
+// views arrive. Streamed slabs come from one queue (SlabPrefetch) that every
+// GPU's worker takes from, so a faster GPU computes more of them, and a GPU
+// that fails hands its slabs to the others.
+#include "fdk/kernels/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cufft_loader.hpp"
+#include "device_backend.hpp"
+#include "fdk/core/error.hpp"
+
+namespace fdk::cuda {
+namespace {
+
+int device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+// The configured ordinals, or every device for an empty list. A device
+// listed twice gets two workers (tests use that to exercise several
+// workers on one GPU).
+std::vector<int> configured_ordinals(const Settings& s, int count) {
+  std::vector<int> ordinals;
+  if (s.config.num_devices > 0) {
+    for (int d = 0; d < s.config.num_devices; ++d) ordinals.push_back(s.config.devices[d]);
+  } else {
+    for (int d = 0; d < count; ++d) ordinals.push_back(d);
+  }
+  return ordinals;
+}
+
+bool is_device_failure(const Error& e) {
+  return e.code() == FDK_ERROR_DEVICE || e.code() == FDK_ERROR_OUT_OF_MEMORY;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const ScanModel& model, const Settings& settings) {
+    for (int ordinal : configured_ordinals(settings, device_count())) {
+      slots_.emplace_back();
+      slots_.back().ordinal = ordinal;
+    }
+    const FaultPlan fault = FaultPlan::from_environment();
+    const int ny = model.volume.size[1];
+    const int chunk = resident_chunk_planes(ny);
+    const int chunks = (ny + chunk - 1) / chunk;
+    bool allow_resident = true;
+    for (;;) {
+      live_.clear();
+      parts_.clear();
+      for (Slot& s : slots_) s.backend.reset();
+      std::vector<size_t> candidates;
+      for (size_t i = 0; i < slots_.size(); ++i)
+        if (!slots_[i].failed) candidates.push_back(i);
+      if (candidates.empty()) every_device_failed();
+      const int k = static_cast<int>(candidates.size());
+      bool retry = false;
+      for (int j = 0; j < k && !retry; ++j) {
+        Slot& slot = slots_[candidates[static_cast<size_t>(j)]];
+        DeviceRole role;
+        role.ordinal = slot.ordinal;
+        role.worker = static_cast<int>(candidates[static_cast<size_t>(j)]);
+        role.part = {std::min(ny, chunks * j / k * chunk), std::min(ny, chunks * (j + 1) / k * chunk)};
+        role.allow_resident = allow_resident;
+        role.filters_for_store = j == 0;
+        role.decode_threads = std::max(2, settings.num_threads / k);
+        role.fault = fault;
+        try {
+          slot.backend = make_device_backend(model, settings, role);
+          live_.push_back(slot.backend.get());
+          parts_.push_back(role.part);
+        } catch (const Error& e) {
+          if (!is_device_failure(e)) throw;
+          // This GPU cannot take part: the others share the work.
+          slot.failed = true;
+          slot.why = e.what();
+          slot.code = e.code();
+          retry = true;
+        }
+      }
+      if (retry) continue;
+      // One mode on every GPU (so the same bits as on one): a GPU that
+      // cannot hold the whole volume makes them all stream.
+      const bool all = std::all_of(live_.begin(), live_.end(), [](DeviceBackend* d) { return d->resident(); });
+      const bool any = std::any_of(live_.begin(), live_.end(), [](DeviceBackend* d) { return d->resident(); });
+      if (any && !all) {
+        allow_resident = false;
+        continue;
+      }
+      resident_ = all;
+      break;
+    }
+  }
+
+  ~CudaBackend() override {
+    // The workers wait on the shared queue: stop it before the devices
+    // (declared after it) join them.
+    if (prefetch_) prefetch_->stop();
+    for (Slot& s : slots_) s.backend.reset();
+  }
+
+  fdk_backend kind() const override { return FDK_BACKEND_CUDA; }
+
+  std::unique_ptr<StagingBuffer> make_staging(size_t floats) const override {
+    // Pinned host memory is usable by every device (unified addressing).
+    return live_.front()->make_staging(floats);
+  }
+
+  void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+              size_t pitch_bytes, float* filtered) override {
+    if (!resident_ || live_.size() == 1) return live_.front()->filter(model, view, geometry, pixels, pitch_bytes, filtered);
+    // Every GPU needs every view in full for its part: each filters it, all
+    // at once.
+    for (DeviceBackend* d : live_) d->filter_issue(model, view, geometry, pixels, pitch_bytes);
+    for (DeviceBackend* d : live_) d->filter_wait();
+  }
+
+  bool keeps_filtered() const override { return resident_; }
+
+  void read_filtered(const ScanModel& model, int view, float* out) override {
+    // Spread over the GPUs' links.
+    live_[static_cast<size_t>(view) % live_.size()]->read_filtered(model, view, out);
+  }
+
+  void view_filtered(const ScanModel& model, int view) override {
+    if (!resident_) return live_.front()->view_filtered(model, view);  // the early slab
+    for (DeviceBackend* d : live_) d->view_filtered(model, view);
+  }
+
+  void view_dropped(const ScanModel& model, int view) override {
+    for (DeviceBackend* d : live_) d->view_dropped(model, view);
+  }
+
+  void finish(const ScanModel& model) override {
+    for (DeviceBackend* d : live_) d->finish(model);
+    if (resident_) {
+      // The last groups are launched now, chunk by chunk, on every GPU: a
+      // chunk downloads while the next computes, no GPU waits for the reads
+      // to reach its part, and fdk_slab_ready can tell when a slab is done.
+      for (DeviceBackend* d : live_) d->launch_all_chunks(model);
+      return;
+    }
+    if (prefetch_) return;
+    const int n = static_cast<int>(live_.size());
+    prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, n * kSlabBuffers, n);
+    if (live_.front()->early_slab_done()) prefetch_->preset_ready(0, 0);
+    for (int j = 0; j < n; ++j) live_[static_cast<size_t>(j)]->start_worker(model, *prefetch_, j * kSlabBuffers);
+  }
+
+  void backproject(const ScanModel& model, int y0, int y1, float* out) override {
+    if (resident_) {
+      for (size_t j = 0; j < live_.size(); ++j) {
+        const int a = std::max(y0, parts_[j][0]), b = std::min(y1, parts_[j][1]);
+        if (a < b) live_[j]->backproject(model, a, b, out + model.plane_floats() * static_cast<size_t>(a - y0));
+      }
+      return;
+    }
+    stream_slab(model, y0, y1, out);
+  }
+
+  int slab_ready(const ScanModel& model, int y0, int y1) override {
+    if (!resident_) return prefetch_ && prefetch_->ready_or_request(prefetch_->slab_of(y0, y1)) ? 1 : 0;
+    for (size_t j = 0; j < live_.size(); ++j) {
+      const int a = std::max(y0, parts_[j][0]), b = std::min(y1, parts_[j][1]);
+      if (a < b && !live_[j]->planes_ready(a, b)) return 0;
+    }
+    return 1;
+  }
+
+  uint64_t host_work_bytes(const ScanModel& model, int planes) const override {
+    uint64_t bytes = 0;
+    for (DeviceBackend* d : live_) bytes += d->host_work_bytes(model, planes);
+    return bytes;
+  }
+  bool caches_slabs() const override { return false; }
+  bool keeps_volume() const override { return resident_; }
+  uint64_t preferred_slab_bytes(const ScanModel& model) const override {
+    return live_.front()->preferred_slab_bytes(model);
+  }
+  int max_slab_planes(const ScanModel& model) const override {
+    int planes = model.volume.size[1];
+    for (DeviceBackend* d : live_) planes = std::min(planes, d->max_slab_planes(model));
+    return planes;
+  }
+
+  void add_timings(fdk_timings& t) const override {
+    for (DeviceBackend* d : live_) d->add_timings(t);
+  }
+
+  void add_device_stats(fdk_device_stats& stats) const override {
+    stats.num_devices = static_cast<int32_t>(std::min<size_t>(slots_.size(), FDK_MAX_DEVICES));
+    for (int i = 0; i < stats.num_devices; ++i) {
+      const Slot& s = slots_[static_cast<size_t>(i)];
+      stats.ordinal[i] = s.ordinal;
+      stats.failed[i] = s.failed || (s.backend && s.backend->failed()) ? 1 : 0;
+      stats.busy_seconds[i] = s.backend ? s.backend->busy_seconds() : 0.0;
+      stats.slabs_computed[i] = s.backend ? s.backend->slabs_computed() : 0;
+    }
+  }
+
+ private:
+  struct Slot {
+    int ordinal = 0;
+    std::unique_ptr<DeviceBackend> backend;  // null when it failed at set-up
+    bool failed = false;
+    std::string why;
+    fdk_status code = FDK_OK;
+  };
+
+  [[noreturn]] void every_device_failed() const {
+    std::string message = "every GPU failed:";
+    fdk_status code = FDK_ERROR_DEVICE;
+    for (const Slot& s : slots_) {
+      message += " [GPU " + std::to_string(s.ordinal) + "] " + s.why;
+      code = s.code;
+    }
+    fail(code, message);
+  }
+
+  // Streaming: waits for the slab's computation on whichever GPU took it,
+  // then copies it out while the GPUs go on. A GPU that fails while its
+  // slab is copied out retires, and the slab is computed again elsewhere.
+  void stream_slab(const ScanModel& model, int y0, int y1, float* out) {
+    const int slab = prefetch_->slab_of(y0, y1);
+    for (;;) {
+      const int buffer = prefetch_->acquire(slab, [&] { throw_if_cancelled(model); });
+      if (buffer < 0) fail(FDK_ERROR_INVALID_STATE, "the reconstruction is being released");
+      const int worker = prefetch_->worker_of(buffer);
+      try {
+        live_[static_cast<size_t>(worker)]->download_slab(model, buffer % kSlabBuffers, y1 - y0, out);
+      } catch (const Error& e) {
+        prefetch_->release(slab);
+        if (!is_device_failure(e)) throw;
+        prefetch_->retire(worker, std::current_exception());
+        continue;
+      } catch (...) {
+        prefetch_->release(slab);
+        throw;
+      }
+      prefetch_->release(slab);
+      return;
+    }
+  }
+
+  std::unique_ptr<SlabPrefetch> prefetch_;  // streaming: first, so it outlives the workers
+  std::vector<Slot> slots_;                 // every configured GPU, in order
+  std::vector<DeviceBackend*> live_;        // those in use
+  std::vector<std::array<int, 2>> parts_;   // resident: each live GPU's planes
+  bool resident_ = false;
+};
+
+}  // namespace
+
+bool backend_available(const Settings& settings) noexcept {
+  if (!cufft_api()) return false;
+  const int count = device_count();
+  if (count == 0) return false;
+  for (int d = 0; d < settings.config.num_devices; ++d)
+    if (settings.config.devices[d] >= count) return false;
+  return true;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Settings& settings) {
+  const int count = device_count();
+  if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
+  if (!cufft_api()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
+  for (int d = 0; d < settings.config.num_devices; ++d)
+    if (settings.config.devices[d] >= count)
+      fail(FDK_ERROR_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(settings.config.devices[d]) +
+                                              " does not exist (" + std::to_string(count) + " found)");
+  return std::make_unique<CudaBackend>(model, settings);
+}
+
+}  // namespace fdk::cuda

@@ -1,0 +1,86 @@
+// One GPU's part of the CUDA backend. The multi-GPU backend (cuda_backend.cpp)
+// drives one DeviceBackend per configured GPU:
+// - resident: every device filters every view itself and backprojects it
+//   into the y planes it holds (its part of the volume);
+// - streaming: the first device filters the views for the store (and
+//   backprojects the first slab during the scan); after fdk_finish every
+//   device runs a worker that takes slabs from one shared SlabPrefetch and
+//   computes them into its own two slab buffers.
+// The arithmetic of a voxel does not depend on which device computes it, so
+// the volume is the same bits whatever the number of GPUs.
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+
+#include "fdk/core/backend.hpp"
+#include "fdk/core/reconstruction.hpp"
+#include "fdk/core/slab_prefetch.hpp"
+
+namespace fdk::cuda {
+
+// Streamed slabs alternate between two buffers per device: one downloads
+// while the next one computes.
+constexpr int kSlabBuffers = 2;
+
+// A failure to inject into one device (tests only): from the environment
+// variable FDK_TEST_FAULT="<worker>:<alloc|kernel>[:<slabs before>]", read
+// once per fdk_create. "alloc": the device's set-up fails as if out of
+// memory; "kernel": its slab computations fail (a device error) once it has
+// computed <slabs before> slabs.
+struct FaultPlan {
+  enum Kind { None, Alloc, Kernel } kind = None;
+  int worker = -1;
+  int after = 0;
+  static FaultPlan from_environment();
+};
+
+struct DeviceRole {
+  int ordinal = 0;                  // CUDA device
+  int worker = 0;                   // its position among the devices in use
+  std::array<int, 2> part{0, 0};    // resident: the y planes it holds
+  bool allow_resident = true;       // false: stream even when the volume fits
+  bool filters_for_store = false;   // streaming: it filters views for the store
+  int decode_threads = 0;           // streaming: its decompression threads (0: all)
+  FaultPlan fault;
+};
+
+class DeviceBackend : public Backend {
+ public:
+  virtual int ordinal() const = 0;
+  virtual bool resident() const = 0;
+  // Resident: filter() split in two so that every device filters at once:
+  // issue the work, then wait for it.
+  virtual void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+                            size_t pitch_bytes) = 0;
+  virtual void filter_wait() = 0;
+  // Resident, after finish: issue every remaining launch now (several
+  // devices) instead of chunk by chunk as reads ask (one device).
+  virtual void launch_all_chunks(const ScanModel& model) = 0;
+  // Streaming, after finish: true when the first slab was completed during
+  // the scan, in buffer 0 of this device.
+  virtual bool early_slab_done() const = 0;
+  // Streaming: starts the worker computing slabs from `prefetch` into this
+  // device's buffers (global indices first_buffer + 0..kSlabBuffers-1).
+  virtual void start_worker(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer) = 0;
+  // Streaming: copies `planes` planes of this device's slab buffer `buffer`
+  // (0..kSlabBuffers-1) to `out`, once its computation is done.
+  virtual void download_slab(const ScanModel& model, int buffer, int planes, float* out) = 0;
+  // Resident: true when planes [y0, y1) of its part are computed (never blocks).
+  virtual bool planes_ready(int y0, int y1) const = 0;
+  virtual double busy_seconds() const = 0;
+  virtual bool failed() const = 0;  // a worker met a device failure
+  virtual int slabs_computed() const = 0;
+};
+
+// Throws fdk::Error (OUT_OF_MEMORY, DEVICE, ...) when the device cannot be
+// set up.
+std::unique_ptr<DeviceBackend> make_device_backend(const ScanModel& model, const Settings& settings,
+                                                   const DeviceRole& role);
+
+// Resident volumes are finished chunk by chunk of this many planes (a
+// multiple of every kernel's planes per thread); device parts are cut on
+// chunk boundaries so every voxel sees the same arithmetic.
+int resident_chunk_planes(int ny);
+
+}  // namespace fdk::cuda
