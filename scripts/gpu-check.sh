@@ -78,6 +78,8 @@ if [ $run_bench -eq 1 ]; then
     # timed run without warm-up (each is long), 4 GiB of distinct projections.
     [ "$c" = d ] && { extra+=(--pool 64 --budget-host 160GiB --warmup 0); repeats=1; }
     [ -n "$gpus" ] && extra+=(--gpus "$gpus")  # N > 1: the one-GPU baseline runs too
+    # (d) on one GPU would not fit the same call: no baseline there.
+    [ "$c" = d ] && [ -n "$gpus" ] && extra+=(--no-baseline)
     log="$out/bench-$tag.log"
     ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats "$repeats" --commit "$commit" \
       --json "$out/bench-$tag.json" "${extra[@]}" >"$log" 2>&1
