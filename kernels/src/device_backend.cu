@@ -52,6 +52,9 @@ constexpr int kFinishChunks = 16;
 constexpr int kStreamQuads = 8;      // quads per launch when streaming
 constexpr int kStreamViews = 4 * kStreamQuads;
 constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
+// Streamed volumes come in at least this many slabs (5 slabs of (d) on two
+// GPUs kept one idle for a fifth of the time).
+constexpr int kMinStreamedSlabs = 8;
 constexpr size_t kBounceFloats = size_t{4} << 20;  // 16 MiB per slab-download bounce buffer
 
 // The device's ordinal, unless a test injects a set-up failure into it.
@@ -257,7 +260,12 @@ class OneDevice final : public DeviceBackend {
   }
 
   int max_slab_planes(const ScanModel& model) const override {
-    return resident_ ? model.volume.size[1] : max_planes_;
+    if (resident_) return model.volume.size[1];
+    // At least kMinStreamedSlabs slabs, so that several GPUs share them
+    // evenly; the same on one GPU, so that the plan, and with it the bits,
+    // does not depend on the number of GPUs.
+    const int ny = model.volume.size[1];
+    return std::min(max_planes_, std::max(1, (ny + kMinStreamedSlabs - 1) / kMinStreamedSlabs));
   }
 
   uint64_t host_work_bytes(const ScanModel& model, int planes) const override {
