@@ -26,39 +26,32 @@ int gpu_count() {
     SmallScan scan(8, 4, 8);
     scan.config.backend = FDK_BACKEND_CUDA;
     fdk_context *ctx = nullptr;
-    if (fdk_create(&scan.config, &ctx) != FDK_OK)
-      return 0;
+    if (fdk_create(&scan.config, &ctx) != FDK_OK) return 0;
     fdk_device_stats stats{};
     stats.struct_size = sizeof(stats);
-    const int n =
-        fdk_get_device_stats(ctx, &stats) == FDK_OK ? stats.num_devices : 0;
+    const int n = fdk_get_device_stats(ctx, &stats) == FDK_OK ? stats.num_devices : 0;
     fdk_destroy(ctx);
     return n;
   }();
   return count;
 }
 
-#define SKIP_WITHOUT_GPU()                                                     \
-  if (gpu_count() == 0)                                                        \
-  GTEST_SKIP() << "skipped: no GPU"
+#define SKIP_WITHOUT_GPU() \
+  if (gpu_count() == 0) GTEST_SKIP() << "skipped: no GPU"
 
 // The CUDA backend on the devices `ordinals`, each within `budget` bytes
 // (0: the default).
-fdk_config on_devices(fdk_config c, const std::vector<int> &ordinals,
-                      uint64_t budget) {
+fdk_config on_devices(fdk_config c, const std::vector<int> &ordinals, uint64_t budget) {
   c.backend = FDK_BACKEND_CUDA;
   c.num_devices = static_cast<int32_t>(ordinals.size());
-  for (size_t i = 0; i < ordinals.size(); ++i)
-    c.devices[i] = ordinals[i];
+  for (size_t i = 0; i < ordinals.size(); ++i) c.devices[i] = ordinals[i];
   c.gpu_memory_budget = budget;
   return c;
 }
 
 // Sets FDK_TEST_FAULT for the contexts created while it lives.
 struct InjectedFault {
-  explicit InjectedFault(const char *plan) {
-    setenv("FDK_TEST_FAULT", plan, 1);
-  }
+  explicit InjectedFault(const char *plan) { setenv("FDK_TEST_FAULT", plan, 1); }
   ~InjectedFault() { unsetenv("FDK_TEST_FAULT"); }
 };
 
@@ -72,33 +65,25 @@ Outcome reconstruct(const fdk_config &config, const SmallScan &scan) {
   Outcome out;
   fdk_context *ctx = nullptr;
   EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
-  if (!ctx)
-    return out;
+  if (!ctx) return out;
   for (int v = 0; v < scan.views(); ++v)
-    EXPECT_EQ(
-        fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr),
-        FDK_OK)
-        << fdk_last_error(ctx);
+    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
   EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
-  EXPECT_EQ(fdk_test::read_volume(ctx, out.volume), FDK_OK)
-      << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_test::read_volume(ctx, out.volume), FDK_OK) << fdk_last_error(ctx);
   EXPECT_EQ(fdk_slab_count(ctx, &out.slabs), FDK_OK);
   out.stats.struct_size = sizeof(out.stats);
-  EXPECT_EQ(fdk_get_device_stats(ctx, &out.stats), FDK_OK)
-      << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_get_device_stats(ctx, &out.stats), FDK_OK) << fdk_last_error(ctx);
   fdk_destroy(ctx);
   return out;
 }
 
 bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
-  return !a.empty() && a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return !a.empty() && a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 int workers_with_slabs(const fdk_device_stats &s) {
   int n = 0;
-  for (int i = 0; i < s.num_devices; ++i)
-    n += s.slabs_computed[i] > 0 ? 1 : 0;
+  for (int i = 0; i < s.num_devices; ++i) n += s.slabs_computed[i] > 0 ? 1 : 0;
   return n;
 }
 
@@ -106,24 +91,20 @@ int workers_with_slabs(const fdk_device_stats &s) {
 // times, and the real GPUs where there are several.
 std::vector<std::vector<int>> device_sets() {
   std::vector<std::vector<int>> sets{{0, 0}, {0, 0, 0}};
-  if (gpu_count() >= 2)
-    sets.push_back({0, 1});
-  if (gpu_count() >= 4)
-    sets.push_back({0, 1, 2, 3});
+  if (gpu_count() >= 2) sets.push_back({0, 1});
+  if (gpu_count() >= 4) sets.push_back({0, 1, 2, 3});
   return sets;
 }
 
 std::string describe(const std::vector<int> &ordinals) {
   std::string s;
-  for (int o : ordinals)
-    s += (s.empty() ? "" : ",") + std::to_string(o);
+  for (int o : ordinals) s += (s.empty() ? "" : ",") + std::to_string(o);
   return "{" + s + "}";
 }
 
-constexpr uint64_t kStreamBudget =
-    4u << 20; // a 64^3 volume then streams in several slabs
+constexpr uint64_t kStreamBudget = 4u << 20;  // a 64^3 volume then streams in several slabs
 
-} // namespace
+}  // namespace
 
 TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
   SKIP_WITHOUT_GPU();
@@ -137,12 +118,10 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
     ASSERT_EQ(many.stats.num_devices, static_cast<int>(set.size()));
     for (size_t i = 0; i < set.size(); ++i) {
       EXPECT_EQ(many.stats.ordinal[i], set[i]);
-      EXPECT_GT(many.stats.busy_seconds[i], 0.0)
-          << "GPU worker " << i << " did no backprojection";
+      EXPECT_GT(many.stats.busy_seconds[i], 0.0) << "GPU worker " << i << " did no backprojection";
       EXPECT_EQ(many.stats.failed[i], 0);
     }
-    std::printf("[gpu] resident on %s: same bits as on one GPU: %s\n",
-                describe(set).c_str(),
+    std::printf("[gpu] resident on %s: same bits as on one GPU: %s\n", describe(set).c_str(),
                 same_bits(one.volume, many.volume) ? "yes" : "NO");
   }
 }
@@ -153,8 +132,7 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 SmallScan short_detector() {
   SmallScan scan(64, 120, 96);
   scan.config.detector.size[1] = 60;
-  scan.config.detector.origin[1] =
-      -0.5 * (60 - 1) * scan.config.detector.spacing[1];
+  scan.config.detector.origin[1] = -0.5 * (60 - 1) * scan.config.detector.spacing[1];
   scan.projections.assign(120, std::vector<float>(96 * 60));
   scan.reproject();
   return scan;
@@ -163,28 +141,23 @@ SmallScan short_detector() {
 TEST(MultiGpu, StreamedVolumeIsTheSameBitsOnEveryNumberOfGpus) {
   SKIP_WITHOUT_GPU();
   for (const SmallScan &scan : {SmallScan(64, 120, 96), short_detector()}) {
-    const Outcome one =
-        reconstruct(on_devices(scan.config, {0}, kStreamBudget), scan);
+    const Outcome one = reconstruct(on_devices(scan.config, {0}, kStreamBudget), scan);
     ASSERT_GT(one.slabs, 3);
     for (const auto &set : device_sets()) {
-      const Outcome many =
-          reconstruct(on_devices(scan.config, set, kStreamBudget), scan);
+      const Outcome many = reconstruct(on_devices(scan.config, set, kStreamBudget), scan);
       EXPECT_EQ(many.slabs, one.slabs);
       EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(set);
       int computed = 0;
-      for (int i = 0; i < many.stats.num_devices; ++i)
-        computed += many.stats.slabs_computed[i];
+      for (int i = 0; i < many.stats.num_devices; ++i) computed += many.stats.slabs_computed[i];
       EXPECT_GE(computed,
-                one.slabs - 1); // the first slab may come from the scan
-      EXPECT_GE(workers_with_slabs(many.stats), 2)
-          << "the slabs were not shared out";
-      std::printf("[gpu] streamed (%d slabs, detector %d rows) on %s: same "
-                  "bits: %s; slabs per GPU:",
-                  many.slabs, scan.config.detector.size[1],
-                  describe(set).c_str(),
-                  same_bits(one.volume, many.volume) ? "yes" : "NO");
-      for (int i = 0; i < many.stats.num_devices; ++i)
-        std::printf(" %d", many.stats.slabs_computed[i]);
+                one.slabs - 1);  // the first slab may come from the scan
+      EXPECT_GE(workers_with_slabs(many.stats), 2) << "the slabs were not shared out";
+      std::printf(
+          "[gpu] streamed (%d slabs, detector %d rows) on %s: same "
+          "bits: %s; slabs per GPU:",
+          many.slabs, scan.config.detector.size[1], describe(set).c_str(),
+          same_bits(one.volume, many.volume) ? "yes" : "NO");
+      for (int i = 0; i < many.stats.num_devices; ++i) std::printf(" %d", many.stats.slabs_computed[i]);
       std::printf("\n");
     }
   }
@@ -193,11 +166,9 @@ TEST(MultiGpu, StreamedVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 TEST(MultiGpu, AGpuFailingDuringTheReadsHandsItsSlabsToTheOthers) {
   SKIP_WITHOUT_GPU();
   const SmallScan scan(64, 120, 96);
-  const Outcome one =
-      reconstruct(on_devices(scan.config, {0}, kStreamBudget), scan);
-  InjectedFault fault("1:kernel:1"); // the second GPU fails after one slab
-  const Outcome many =
-      reconstruct(on_devices(scan.config, {0, 0}, kStreamBudget), scan);
+  const Outcome one = reconstruct(on_devices(scan.config, {0}, kStreamBudget), scan);
+  InjectedFault fault("1:kernel:1");  // the second GPU fails after one slab
+  const Outcome many = reconstruct(on_devices(scan.config, {0, 0}, kStreamBudget), scan);
   EXPECT_TRUE(same_bits(one.volume, many.volume));
   EXPECT_EQ(many.stats.failed[0], 0);
   EXPECT_EQ(many.stats.failed[1], 1);
@@ -210,10 +181,8 @@ TEST(MultiGpu, AGpuFailingAtSetUpIsLeftOut) {
   for (uint64_t budget : {uint64_t{0}, kStreamBudget}) {
     const Outcome one = reconstruct(on_devices(scan.config, {0}, budget), scan);
     InjectedFault fault("0:alloc");
-    const Outcome many =
-        reconstruct(on_devices(scan.config, {0, 0}, budget), scan);
-    EXPECT_TRUE(same_bits(one.volume, many.volume))
-        << (budget ? "streamed" : "resident");
+    const Outcome many = reconstruct(on_devices(scan.config, {0, 0}, budget), scan);
+    EXPECT_TRUE(same_bits(one.volume, many.volume)) << (budget ? "streamed" : "resident");
     ASSERT_EQ(many.stats.num_devices, 2);
     EXPECT_EQ(many.stats.failed[0], 1);
     EXPECT_EQ(many.stats.failed[1], 0);
@@ -229,8 +198,7 @@ TEST(MultiGpu, WhenEveryGpuFailsTheErrorSaysSo) {
     const fdk_config c = on_devices(scan.config, {0}, 0);
     fdk_context *ctx = nullptr;
     EXPECT_EQ(fdk_create(&c, &ctx), FDK_ERROR_OUT_OF_MEMORY);
-    EXPECT_NE(std::string(fdk_last_create_error()).find("every GPU failed"),
-              std::string::npos)
+    EXPECT_NE(std::string(fdk_last_create_error()).find("every GPU failed"), std::string::npos)
         << fdk_last_create_error();
     fdk_destroy(ctx);
   }
@@ -242,18 +210,14 @@ TEST(MultiGpu, WhenEveryGpuFailsTheErrorSaysSo) {
     fdk_context *ctx = nullptr;
     ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
     for (int v = 0; v < scan.views(); ++v)
-      ASSERT_EQ(
-          fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr),
-          FDK_OK);
+      ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
     ASSERT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
     fdk_slab_info info{};
     info.struct_size = sizeof(info);
     ASSERT_EQ(fdk_get_slab_info(ctx, 1, &info), FDK_OK);
     std::vector<float> slab(info.byte_size / 4);
-    EXPECT_EQ(fdk_read_slab(ctx, 1, slab.data(), info.byte_size),
-              FDK_ERROR_DEVICE);
-    EXPECT_NE(std::string(fdk_last_error(ctx)).find("injected kernel failure"),
-              std::string::npos)
+    EXPECT_EQ(fdk_read_slab(ctx, 1, slab.data(), info.byte_size), FDK_ERROR_DEVICE);
+    EXPECT_NE(std::string(fdk_last_error(ctx)).find("injected kernel failure"), std::string::npos)
         << fdk_last_error(ctx);
     fdk_destroy(ctx);
   }
@@ -267,25 +231,18 @@ TEST(MultiGpu, SlabReadyNeverBlocksAndTheSlabComesReady) {
     fdk_context *ctx = nullptr;
     ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
     for (int v = 0; v < scan.views(); ++v)
-      ASSERT_EQ(
-          fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr),
-          FDK_OK);
+      ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
     ASSERT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
     int32_t slabs = 0;
     ASSERT_EQ(fdk_slab_count(ctx, &slabs), FDK_OK);
-    const int last = slabs - 1; // beyond the read-ahead window when streamed
+    const int last = slabs - 1;  // beyond the read-ahead window when streamed
     int32_t ready = 0;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {
       const auto before = std::chrono::steady_clock::now();
-      ASSERT_EQ(fdk_slab_ready(ctx, last, &ready), FDK_OK)
-          << fdk_last_error(ctx);
-      EXPECT_LT(std::chrono::steady_clock::now() - before,
-                std::chrono::milliseconds(200))
-          << "fdk_slab_ready blocked";
-      if (ready)
-        break;
+      ASSERT_EQ(fdk_slab_ready(ctx, last, &ready), FDK_OK) << fdk_last_error(ctx);
+      EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(200)) << "fdk_slab_ready blocked";
+      if (ready) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     EXPECT_EQ(ready, 1) << (budget ? "streamed" : "resident");
@@ -293,8 +250,7 @@ TEST(MultiGpu, SlabReadyNeverBlocksAndTheSlabComesReady) {
     info.struct_size = sizeof(info);
     ASSERT_EQ(fdk_get_slab_info(ctx, last, &info), FDK_OK);
     std::vector<float> slab(info.byte_size / 4);
-    EXPECT_EQ(fdk_read_slab(ctx, last, slab.data(), info.byte_size), FDK_OK)
-        << fdk_last_error(ctx);
+    EXPECT_EQ(fdk_read_slab(ctx, last, slab.data(), info.byte_size), FDK_OK) << fdk_last_error(ctx);
     fdk_destroy(ctx);
   }
 }
