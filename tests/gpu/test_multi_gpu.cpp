@@ -25,7 +25,7 @@ int gpu_count() {
   static const int count = [] {
     SmallScan scan(8, 4, 8);
     scan.config.backend = FDK_BACKEND_CUDA;
-    fdk_context *ctx = nullptr;
+    fdk_context* ctx = nullptr;
     if (fdk_create(&scan.config, &ctx) != FDK_OK) return 0;
     fdk_device_stats stats{};
     stats.struct_size = sizeof(stats);
@@ -41,7 +41,7 @@ int gpu_count() {
 
 // The CUDA backend on the devices `ordinals`, each within `budget` bytes
 // (0: the default).
-fdk_config on_devices(fdk_config c, const std::vector<int> &ordinals, uint64_t budget) {
+fdk_config on_devices(fdk_config c, const std::vector<int>& ordinals, uint64_t budget) {
   c.backend = FDK_BACKEND_CUDA;
   c.num_devices = static_cast<int32_t>(ordinals.size());
   for (size_t i = 0; i < ordinals.size(); ++i) c.devices[i] = ordinals[i];
@@ -51,7 +51,7 @@ fdk_config on_devices(fdk_config c, const std::vector<int> &ordinals, uint64_t b
 
 // Sets FDK_TEST_FAULT for the contexts created while it lives.
 struct InjectedFault {
-  explicit InjectedFault(const char *plan) { setenv("FDK_TEST_FAULT", plan, 1); }
+  explicit InjectedFault(const char* plan) { setenv("FDK_TEST_FAULT", plan, 1); }
   ~InjectedFault() { unsetenv("FDK_TEST_FAULT"); }
 };
 
@@ -61,9 +61,9 @@ struct Outcome {
   int slabs = 0;
 };
 
-Outcome reconstruct(const fdk_config &config, const SmallScan &scan) {
+Outcome reconstruct(const fdk_config& config, const SmallScan& scan) {
   Outcome out;
-  fdk_context *ctx = nullptr;
+  fdk_context* ctx = nullptr;
   EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
   if (!ctx) return out;
   for (int v = 0; v < scan.views(); ++v)
@@ -77,11 +77,11 @@ Outcome reconstruct(const fdk_config &config, const SmallScan &scan) {
   return out;
 }
 
-bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return !a.empty() && a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-int workers_with_slabs(const fdk_device_stats &s) {
+int workers_with_slabs(const fdk_device_stats& s) {
   int n = 0;
   for (int i = 0; i < s.num_devices; ++i) n += s.slabs_computed[i] > 0 ? 1 : 0;
   return n;
@@ -96,7 +96,7 @@ std::vector<std::vector<int>> device_sets() {
   return sets;
 }
 
-std::string describe(const std::vector<int> &ordinals) {
+std::string describe(const std::vector<int>& ordinals) {
   std::string s;
   for (int o : ordinals) s += (s.empty() ? "" : ",") + std::to_string(o);
   return "{" + s + "}";
@@ -112,7 +112,7 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
   const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
   ASSERT_FALSE(one.volume.empty());
   EXPECT_EQ(one.stats.num_devices, 1);
-  for (const auto &set : device_sets()) {
+  for (const auto& set : device_sets()) {
     const Outcome many = reconstruct(on_devices(scan.config, set, 0), scan);
     EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(set);
     ASSERT_EQ(many.stats.num_devices, static_cast<int>(set.size()));
@@ -140,10 +140,10 @@ SmallScan short_detector() {
 
 TEST(MultiGpu, StreamedVolumeIsTheSameBitsOnEveryNumberOfGpus) {
   SKIP_WITHOUT_GPU();
-  for (const SmallScan &scan : {SmallScan(64, 120, 96), short_detector()}) {
+  for (const SmallScan& scan : {SmallScan(64, 120, 96), short_detector()}) {
     const Outcome one = reconstruct(on_devices(scan.config, {0}, kStreamBudget), scan);
     ASSERT_GT(one.slabs, 3);
-    for (const auto &set : device_sets()) {
+    for (const auto& set : device_sets()) {
       const Outcome many = reconstruct(on_devices(scan.config, set, kStreamBudget), scan);
       EXPECT_EQ(many.slabs, one.slabs);
       EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(set);
@@ -196,7 +196,7 @@ TEST(MultiGpu, WhenEveryGpuFailsTheErrorSaysSo) {
   {
     InjectedFault fault("0:alloc");
     const fdk_config c = on_devices(scan.config, {0}, 0);
-    fdk_context *ctx = nullptr;
+    fdk_context* ctx = nullptr;
     EXPECT_EQ(fdk_create(&c, &ctx), FDK_ERROR_OUT_OF_MEMORY);
     EXPECT_NE(std::string(fdk_last_create_error()).find("every GPU failed"), std::string::npos)
         << fdk_last_create_error();
@@ -207,7 +207,7 @@ TEST(MultiGpu, WhenEveryGpuFailsTheErrorSaysSo) {
     // with the device error, never a silent zero slab.
     InjectedFault fault("0:kernel:0");
     const fdk_config c = on_devices(scan.config, {0}, kStreamBudget);
-    fdk_context *ctx = nullptr;
+    fdk_context* ctx = nullptr;
     ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
     for (int v = 0; v < scan.views(); ++v)
       ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
@@ -228,7 +228,7 @@ TEST(MultiGpu, SlabReadyNeverBlocksAndTheSlabComesReady) {
   const SmallScan scan(64, 120, 96);
   for (uint64_t budget : {uint64_t{0}, kStreamBudget}) {
     const fdk_config c = on_devices(scan.config, {0, 0}, budget);
-    fdk_context *ctx = nullptr;
+    fdk_context* ctx = nullptr;
     ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
     for (int v = 0; v < scan.views(); ++v)
       ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
