@@ -218,7 +218,10 @@ typedef struct fdk_config {
   /* Execution. */
   int32_t backend;       /* fdk_backend */
   int32_t num_devices;   /* 0 = every usable GPU; else the first entries of
-                            `devices` (CUDA ordinals) */
+                            `devices` (CUDA ordinals). A resident volume is
+                            split in y over them, streamed slabs are shared
+                            out; the volume is the same bits on any number.
+                            A GPU that fails is left out (fdk_device_stats) */
   int32_t devices[FDK_MAX_DEVICES];
   uint64_t host_memory_budget; /* bytes for store + slab cache + work
                             buffers; 0 = half of the physical memory */
