@@ -251,8 +251,6 @@ class OneDevice final : public DeviceBackend {
     t.upload_seconds += upload_seconds_;
     t.download_seconds += download_seconds_;
   }
-  bool keeps_volume() const override { return resident_; }
-  bool caches_slabs() const override { return false; }
 
   uint64_t preferred_slab_bytes(const ScanModel& model) const override {
     // Streaming: as thick as the GPU allows (each slab re-reads its windows).
@@ -291,7 +289,6 @@ class OneDevice final : public DeviceBackend {
     filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered);
   }
 
-  bool keeps_filtered() const override { return resident_; }
 
   // Store workers fetch resident filtered views (one copy at a time: they
   // share the bus with the uploads anyway).

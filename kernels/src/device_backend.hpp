@@ -45,6 +45,8 @@ struct DeviceRole {
   FaultPlan fault;
 };
 
+// The coordinator answers the Backend questions about the whole (keeps_volume,
+// keeps_filtered, caches_slabs); a device answers for itself only.
 class DeviceBackend : public Backend {
  public:
   virtual int ordinal() const = 0;
@@ -54,8 +56,8 @@ class DeviceBackend : public Backend {
   virtual void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                             size_t pitch_bytes) = 0;
   virtual void filter_wait() = 0;
-  // Resident, after finish: issue every remaining launch now (several
-  // devices) instead of chunk by chunk as reads ask (one device).
+  // Resident, after finish: a thread issues the remaining launches chunk by
+  // chunk; reads wait only for the chunks they copy.
   virtual void launch_all_chunks(const ScanModel& model) = 0;
   // Streaming, after finish: true when the first slab was completed during
   // the scan, in buffer 0 of this device.
