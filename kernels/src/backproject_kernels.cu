@@ -6,6 +6,12 @@ namespace {
 
 constexpr int kBlockX = 32, kBlockZ = 4;
 
+// The volume plane of output plane t0 (the first of a thread's run, which
+// stays within one chunk).
+__device__ __forceinline__ int volume_plane(const SlabGeometry& g, int t0) {
+  return g.y0 + (t0 / g.chunk) * g.stride + t0 % g.chunk;
+}
+
 __device__ __forceinline__ bool inside(float u, float v, const SlabGeometry& g) {
   return u >= 0.0f && u <= g.columns - 1 && v >= 0.0f && v <= g.rows - 1;
 }
@@ -28,7 +34,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) generic_kernel(const __grid_
     const float wb = m[8] * x + m[10] * z + m[11];
 #pragma unroll
     for (int t = 0; t < kPlanesPerThread; ++t) {
-      const float y = static_cast<float>(g.y0 + t0 + t);
+      const float y = static_cast<float>(volume_plane(g, t0) + t);
       const float w = wb + m[9] * y;
       if (!(w > 0.0f)) continue;
       const float inv = 1.0f / w;
@@ -104,7 +110,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   for (int e = 0; e < 4; ++e)
 #pragma unroll
     for (int t = 0; t < kPlanesPerThread; ++t) acc[e][t] = 0.0f;
-  const float ybase = static_cast<float>(g.y0 + t0);
+  const float ybase = static_cast<float>(volume_plane(g, t0));
   for (int q = 0; q < b.count; ++q) {
     const float unscale = ldexpf(1.0f, pack_exponent(b.quad_max[q]));
 #pragma unroll
@@ -168,7 +174,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   for (int e = 0; e < 2; ++e)
 #pragma unroll
     for (int t = 0; t < Planes; ++t) acc[e][t] = 0.0f;
-  const float ybase = static_cast<float>(g.y0 + t0);
+  const float ybase = static_cast<float>(volume_plane(g, t0));
   const float x = static_cast<float>(i);
   for (int q = 0; q < b.count; ++q) {
 #pragma unroll

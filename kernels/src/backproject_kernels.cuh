@@ -16,9 +16,16 @@ struct ViewTerms {
   float row_offset; // first detector row held by the texture
 };
 
+// `planes` planes of the output, in chunks of `chunk` planes (a multiple of
+// every kernel's planes per thread) taken every `stride` planes of the
+// volume from y0: output plane p is volume plane
+// y0 + (p / chunk) * stride + p % chunk (chunk == stride: planes
+// [y0, y0 + planes)). A device holding every other chunk of a resident
+// volume backprojects them all in one launch.
 struct SlabGeometry {
-  int nx, nz, y0, planes;  // slab planes [y0, y0 + planes)
-  int columns, rows;       // detector size (the filtered one)
+  int nx, nz, y0, planes;
+  int chunk, stride;
+  int columns, rows;  // detector size (the filtered one)
 };
 
 struct GenericBatch {

@@ -1,7 +1,8 @@
 // The CUDA backend over every GPU it may use: one DeviceBackend per GPU (see
-// device_backend.hpp). A resident volume is cut into y parts, one per GPU,
-// each GPU filtering every view and backprojecting it into its part as the
-// views arrive. Streamed slabs come from one queue (SlabPrefetch) that every
+// device_backend.hpp). A resident volume is cut into chunks of y planes
+// dealt round robin to the GPUs, each GPU filtering every view and
+// backprojecting it into its chunks as the views arrive; a read copies from
+// every GPU it spans at once. Streamed slabs come from one queue (SlabPrefetch) that every
 // GPU's worker takes from, so a faster GPU computes more of them, and a GPU
 // that fails hands its slabs to the others.
 #include "fdk/kernels/cuda_backend.hpp"
@@ -9,7 +10,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cufft_loader.hpp"
@@ -54,25 +57,27 @@ class CudaBackend final : public Backend {
     }
     const FaultPlan fault = FaultPlan::from_environment();
     const int ny = model.volume.size[1];
-    const int chunk = resident_chunk_planes(ny);
-    const int chunks = (ny + chunk - 1) / chunk;
     bool allow_resident = true;
     for (;;) {
       live_.clear();
-      parts_.clear();
       for (Slot& s : slots_) s.backend.reset();
       std::vector<size_t> candidates;
       for (size_t i = 0; i < slots_.size(); ++i)
         if (!slots_[i].failed) candidates.push_back(i);
       if (candidates.empty()) every_device_failed();
       const int k = static_cast<int>(candidates.size());
+      chunk_planes_ = resident_chunk_planes(ny, k);
+      const int chunks = (ny + chunk_planes_ - 1) / chunk_planes_;
+      owner_.assign(static_cast<size_t>(chunks), 0);
+      for (int c = 0; c < chunks; ++c) owner_[static_cast<size_t>(c)] = c % k;
       bool retry = false;
       for (int j = 0; j < k && !retry; ++j) {
         Slot& slot = slots_[candidates[static_cast<size_t>(j)]];
         DeviceRole role;
         role.ordinal = slot.ordinal;
         role.worker = static_cast<int>(candidates[static_cast<size_t>(j)]);
-        role.part = {std::min(ny, chunks * j / k * chunk), std::min(ny, chunks * (j + 1) / k * chunk)};
+        role.chunk_planes = chunk_planes_;
+        for (int c = j; c < chunks; c += k) role.chunks.push_back(c);
         role.allow_resident = allow_resident;
         role.filters_for_store = j == 0;
         role.decode_threads = std::max(2, settings.num_threads / k);
@@ -80,7 +85,6 @@ class CudaBackend final : public Backend {
         try {
           slot.backend = make_device_backend(model, settings, role);
           live_.push_back(slot.backend.get());
-          parts_.push_back(role.part);
         } catch (const Error& e) {
           if (!is_device_failure(e)) throw;
           // This GPU cannot take part: the others share the work.
@@ -120,9 +124,10 @@ class CudaBackend final : public Backend {
 
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
               size_t pitch_bytes, float* filtered) override {
-    if (!resident_ || live_.size() == 1) return live_.front()->filter(model, view, geometry, pixels, pitch_bytes, filtered);
+    if (!resident_) return live_.front()->filter(model, view, geometry, pixels, pitch_bytes, filtered);
     // Every GPU needs every view in full for its part: each filters it, all
-    // at once.
+    // at once. The wait ends when the projection is uploaded everywhere; the
+    // GPUs' later work waits for the filtering itself.
     for (DeviceBackend* d : live_) d->filter_issue(model, view, geometry, pixels, pitch_bytes);
     for (DeviceBackend* d : live_) d->filter_wait();
   }
@@ -160,22 +165,14 @@ class CudaBackend final : public Backend {
   }
 
   void backproject(const ScanModel& model, int y0, int y1, float* out) override {
-    if (resident_) {
-      for (size_t j = 0; j < live_.size(); ++j) {
-        const int a = std::max(y0, parts_[j][0]), b = std::min(y1, parts_[j][1]);
-        if (a < b) live_[j]->backproject(model, a, b, out + model.plane_floats() * static_cast<size_t>(a - y0));
-      }
-      return;
-    }
+    if (resident_) return read_resident(model, y0, y1, out);
     stream_slab(model, y0, y1, out);
   }
 
   int slab_ready(const ScanModel& model, int y0, int y1) override {
     if (!resident_) return prefetch_ && prefetch_->ready_or_request(prefetch_->slab_of(y0, y1)) ? 1 : 0;
-    for (size_t j = 0; j < live_.size(); ++j) {
-      const int a = std::max(y0, parts_[j][0]), b = std::min(y1, parts_[j][1]);
-      if (a < b && !live_[j]->planes_ready(a, b)) return 0;
-    }
+    for (const Piece& p : pieces(y0, y1))
+      if (!live_[static_cast<size_t>(p.device)]->planes_ready(p.y0, p.y1)) return 0;
     return 1;
   }
 
@@ -229,6 +226,55 @@ class CudaBackend final : public Backend {
     fail(code, message);
   }
 
+  // Resident: planes [y0, y1) as pieces within one chunk each.
+  struct Piece {
+    int device, y0, y1;
+  };
+  std::vector<Piece> pieces(int y0, int y1) const {
+    std::vector<Piece> out;
+    for (int y = y0; y < y1;) {
+      const int c = y / chunk_planes_, end = std::min(y1, (c + 1) * chunk_planes_);
+      out.push_back({owner_[static_cast<size_t>(c)], y, end});
+      y = end;
+    }
+    return out;
+  }
+
+  // Resident: each GPU the read spans copies its chunks, all at once (each
+  // has its own download stream, bounce buffers and copying threads).
+  void read_resident(const ScanModel& model, int y0, int y1, float* out) {
+    const size_t plane = model.plane_floats();
+    std::vector<std::vector<Piece>> mine(live_.size());
+    for (const Piece& p : pieces(y0, y1)) mine[static_cast<size_t>(p.device)].push_back(p);
+    std::vector<std::exception_ptr> errors(live_.size());
+    auto copy = [&](size_t j) {
+      try {
+        for (const Piece& p : mine[j])
+          live_[j]->backproject(model, p.y0, p.y1, out + plane * static_cast<size_t>(p.y0 - y0));
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> helpers;
+    size_t inline_device = live_.size();
+    for (size_t j = 0; j < live_.size(); ++j) {
+      if (mine[j].empty()) continue;
+      if (inline_device == live_.size()) {
+        inline_device = j;  // this thread's share
+        continue;
+      }
+      try {
+        helpers.emplace_back(copy, j);
+      } catch (...) {
+        copy(j);  // no thread to be had: one after the other
+      }
+    }
+    if (inline_device < live_.size()) copy(inline_device);
+    for (auto& t : helpers) t.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+
   // Streaming: waits for the slab's computation on whichever GPU took it,
   // then copies it out while the GPUs go on. A GPU that fails while its
   // slab is copied out retires, and the slab is computed again elsewhere.
@@ -257,7 +303,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<SlabPrefetch> prefetch_;  // streaming: first, so it outlives the workers
   std::vector<Slot> slots_;                 // every configured GPU, in order
   std::vector<DeviceBackend*> live_;        // those in use
-  std::vector<std::array<int, 2>> parts_;   // resident: each live GPU's planes
+  int chunk_planes_ = 0;                     // resident: planes per chunk
+  std::vector<int> owner_;                  // resident: chunk -> its GPU's index in live_
   bool resident_ = false;
 };
 

@@ -49,6 +49,9 @@ constexpr int kResidentPairs = kMaxBatchPairs;
 // arithmetic as in a whole-volume launch), by the reads: a chunk is
 // downloaded while the next one computes.
 constexpr int kFinishChunks = 16;
+// Filters (each with its own stream and buffers) a resident device cycles
+// through, so that several views are in flight.
+constexpr int kResidentFilters = 2;
 constexpr int kStreamQuads = 8;      // quads per launch when streaming
 constexpr int kStreamViews = 4 * kStreamQuads;
 constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
@@ -114,6 +117,19 @@ struct BatchSet {
   }
 };
 
+// Resident planes one launch computes: `planes` planes in chunks of `chunk`
+// taken every `stride` planes from y0 (see SlabGeometry).
+struct Run {
+  int y0 = 0, planes = 0, chunk = 1, stride = 1;
+};
+
+// A resident launch's worth: a group of complete orbits, or a batch of views
+// outside orbits.
+struct HeldItem {
+  bool views = false;
+  std::vector<int> ids;  // orbits, or views
+};
+
 class OneDevice final : public DeviceBackend {
  public:
   OneDevice(const ScanModel& model, const Settings& settings, const DeviceRole& role)
@@ -152,8 +168,10 @@ class OneDevice final : public DeviceBackend {
                                                    : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
     // The whole volume must fit whatever the device's part: the mode, and
     // so the bits, must not depend on the number of devices.
-    resident_ = role.allow_resident && volume + projections + resident_sets + fixed <= budget_;
-    part_ = role.part;
+    // A resident volume filters on kResidentFilters streams.
+    const uint64_t more_filters = (kResidentFilters - 1) * filter_bytes(model);
+    resident_bytes_ = volume + projections + resident_sets + fixed + more_filters;
+    resident_ = role.allow_resident && resident_bytes_ <= budget_;
     pairs_ = pairs_preferred;
     if (pairs_) {
       orbits_.clear();
@@ -181,7 +199,12 @@ class OneDevice final : public DeviceBackend {
     orbit_arrivals_.assign(orbits_.size(), 0);
     const double texel_row_bytes = static_cast<double>(quad_pitch_) * (format_.split && !pairs_ ? 2 : 1);
     if (resident_) {
-      volume_.resize(model.plane_floats() * static_cast<size_t>(std::max(1, part_[1] - part_[0])));
+      for (int f = 1; f < kResidentFilters; ++f) {
+        more_filter_streams_.push_back(std::make_unique<Stream>(+1));
+        more_filters_.push_back(std::make_unique<GpuFilter>(model, more_filter_streams_.back()->get()));
+      }
+      hold_chunks(model, role.chunk_planes, role.chunks);
+      volume_.resize(model.plane_floats() * static_cast<size_t>(std::max<size_t>(1, owned_.size()) * chunk_planes_));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
       projections_.resize(view_stride_ * model.views.size());
       view_tex_.resize(model.views.size());
@@ -190,11 +213,7 @@ class OneDevice final : public DeviceBackend {
                                          model.redundancy.short_scan);
       nominal_views_ = model.views;
       compute_mask(model, true);
-      const int ny = model.volume.size[1];
-      chunk_planes_ = resident_chunk_planes(ny);
-      chunk_ready_ = std::vector<Event>(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_));
-      first_chunk_ = part_[0] / chunk_planes_;
-      end_chunk_ = part_[1] > part_[0] ? (part_[1] + chunk_planes_ - 1) / chunk_planes_ : first_chunk_;
+      chunk_ready_ = std::vector<Event>(slot_of_chunk_.size());
     } else {
       // Streaming: two slab buffers plus two batch sets must fit; each
       // plane of slab brings at most rows_per_plane_ detector rows into
@@ -236,6 +255,7 @@ class OneDevice final : public DeviceBackend {
     if (launcher_.joinable()) launcher_.join();
     cudaStreamSynchronize(bp_stream_.get());
     cudaStreamSynchronize(filter_stream_.get());
+    for (const auto& s : more_filter_streams_) cudaStreamSynchronize(s->get());
     cudaStreamSynchronize(store_stream_.get());
     cudaStreamSynchronize(download_stream_.get());
     cudaStreamSynchronize(upload_stream_.get());
@@ -295,6 +315,7 @@ class OneDevice final : public DeviceBackend {
   void read_filtered(const ScanModel& model, int view, float* out) override {
     DeviceGuard guard(device_);
     std::lock_guard<std::mutex> lock(store_copy_mutex_);
+    after_filters(store_stream_.get());
     check(cudaMemcpy2DAsync(out, columns_ * sizeof(float), projections_.get() + static_cast<size_t>(view) * view_stride_,
                             pitch_ * sizeof(float), columns_ * sizeof(float), rows_, cudaMemcpyDeviceToHost,
                             store_stream_.get()),
@@ -320,17 +341,25 @@ class OneDevice final : public DeviceBackend {
           // Launched while the GPU keeps up; held for fdk_finish's chunked
           // launches when it is behind. Groups stay the same either way,
           // so every voxel sums the same groups in the same order.
-          held_.push_back(std::move(pending_quads_));
+          held_.push_back({false, std::move(pending_quads_)});
           pending_quads_.clear();
-        }
-        while (!held_.empty() && !gpu_behind()) {
-          launch_group(model, held_.front(), nominal_weights_, part_[0], part_[1] - part_[0]);
-          held_.erase(held_.begin());
         }
       }
     } else {
+      // Views outside complete orbits queue with the groups, so that their
+      // place in every voxel's sum is fixed by arrival, not by timing.
       pending_views_.push_back(view);
-      if (static_cast<int>(pending_views_.size()) == kMaxBatchViews) flush_views(model, nominal_weights_);
+      if (static_cast<int>(pending_views_.size()) == kMaxBatchViews) {
+        held_.push_back({true, std::move(pending_views_)});
+        pending_views_.clear();
+      }
+    }
+    // Looked at with every view, not only when a group completes: in the
+    // quarters of a scan where no pair completes the GPU would otherwise
+    // idle with groups held.
+    while (!held_.empty() && !gpu_behind()) {
+      launch_item(model, held_.front(), nominal_weights_, runs_);
+      held_.erase(held_.begin());
     }
     dirty_ = false;
   }
@@ -349,11 +378,12 @@ class OneDevice final : public DeviceBackend {
     bool all_arrived = true;
     for (unsigned char a : model.arrived) all_arrived &= a != 0;
     if (all_arrived && !geometry_changed_ && !dirty_ && !dropped_.load()) {
-      flush_views(model, nominal_weights_);
-      if (!pending_quads_.empty()) held_.push_back(std::move(pending_quads_));
+      if (!pending_views_.empty()) held_.push_back({true, std::move(pending_views_)});
+      if (!pending_quads_.empty()) held_.push_back({false, std::move(pending_quads_)});
+      pending_views_.clear();
       pending_quads_.clear();
       // The held groups go chunk by chunk from launch_all_chunks.
-      chunks_launched_ = first_chunk_;
+      chunks_launched_ = 0;
       finished_ = true;
       return;
     } else {
@@ -383,8 +413,8 @@ class OneDevice final : public DeviceBackend {
       flush_views(model, model.view_weights);
     }
     // Everything is launched: each chunk is final once the stream reaches it.
-    for (int c = first_chunk_; c < end_chunk_; ++c) chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
-    chunks_launched_ = end_chunk_;
+    for (int c : owned_) chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
+    chunks_launched_ = static_cast<int>(owned_.size());
     finished_ = true;
   }
 
@@ -396,16 +426,23 @@ class OneDevice final : public DeviceBackend {
   void launch_all_chunks(const ScanModel& model) override {
     if (!resident_ || launcher_.joinable()) return;
     launcher_ = std::thread([this, &model] {
+      DeviceGuard guard(device_);
+      std::vector<PackedGroup> packed;
       try {
-        DeviceGuard guard(device_);
-        for (int c = chunks_launched_.load(); c < end_chunk_; ++c) {
+        packed = pack_held(model);
+        for (int i = chunks_launched_.load(); i < static_cast<int>(owned_.size()); ++i) {
           if (stop_launching_.load() || model.cancelled->load()) break;
-          const int y0 = c * chunk_planes_;
-          for (const auto& group : held_)
-            launch_group(model, group, nominal_weights_, y0, std::min(chunk_planes_, part_[1] - y0));
+          const int c = owned_[static_cast<size_t>(i)];
+          const std::vector<Run> chunk{chunk_run(model, c)};
+          for (size_t h = 0; h < held_.size(); ++h) {
+            if (packed[h].set)
+              launch_packed_pairs(model, packed[h].batch, chunk);
+            else
+              launch_item(model, held_[h], nominal_weights_, chunk);
+          }
           chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
           std::lock_guard<std::mutex> lock(launch_mutex_);
-          chunks_launched_.store(c + 1);
+          chunks_launched_.store(i + 1);
           launched_.notify_all();
         }
       } catch (...) {
@@ -413,6 +450,9 @@ class OneDevice final : public DeviceBackend {
         launch_error_ = std::current_exception();
         launched_.notify_all();
       }
+      // The packed groups are freed once the GPU is past them.
+      if (!packed.empty()) cudaStreamSynchronize(bp_stream_.get());
+      packed.clear();
       std::lock_guard<std::mutex> lock(launch_mutex_);
       launcher_done_ = true;
       launched_.notify_all();
@@ -422,17 +462,20 @@ class OneDevice final : public DeviceBackend {
   bool planes_ready(int y0, int y1) const override {
     if (!resident_ || !finished_) return false;
     for (int c = y0 / chunk_planes_; c * chunk_planes_ < y1; ++c)
-      if (c >= chunks_launched_.load() || !chunk_ready_[static_cast<size_t>(c)].ready()) return false;
+      if (slot_of_chunk_[static_cast<size_t>(c)] >= chunks_launched_.load() ||
+          !chunk_ready_[static_cast<size_t>(c)].ready())
+        return false;
     return true;
   }
 
-  // Resident: waits until chunk `last` is launched (not computed).
-  void wait_launched(const ScanModel& model, int last) {
+  // Resident: waits until chunk `chunk` (one of ours) is launched (not computed).
+  void wait_launched(const ScanModel& model, int chunk) {
+    const int slot = slot_of_chunk_[static_cast<size_t>(chunk)];
     std::unique_lock<std::mutex> lock(launch_mutex_);
-    while (chunks_launched_.load() <= last) {
+    while (chunks_launched_.load() <= slot) {
       if (launch_error_) std::rethrow_exception(launch_error_);
       throw_if_cancelled(model);
-      if (launcher_done_) fail(FDK_ERROR_INTERNAL, "chunk " + std::to_string(last) + " was never launched");
+      if (launcher_done_) fail(FDK_ERROR_INTERNAL, "chunk " + std::to_string(chunk) + " was never launched");
       launched_.wait_for(lock, std::chrono::milliseconds(5));
     }
   }
@@ -442,12 +485,18 @@ class OneDevice final : public DeviceBackend {
     const size_t plane = model.plane_floats();
     if (resident_) {
       const auto start = std::chrono::steady_clock::now();
-      wait_launched(model, (y1 - 1) / chunk_planes_);
-      for (int c = y0 / chunk_planes_; c * chunk_planes_ < y1; ++c)
+      // Chunk by chunk: ours are not next to each other on the device.
+      for (int y = y0; y < y1;) {
+        const int c = y / chunk_planes_, end = std::min(y1, (c + 1) * chunk_planes_);
+        if (slot_of_chunk_[static_cast<size_t>(c)] < 0)
+          fail(FDK_ERROR_INTERNAL, "planes " + std::to_string(y) + " are not held by GPU " + std::to_string(device_));
+        wait_launched(model, c);
         check(cudaStreamWaitEvent(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), 0),
               "cudaStreamWaitEvent (chunk)");
-      download(volume_.get() + plane * static_cast<size_t>(y0 - part_[0]), plane * (y1 - y0), out,
-               download_stream_.get());
+        download(planes_at(model, y), plane * static_cast<size_t>(end - y), out + plane * static_cast<size_t>(y - y0),
+                 download_stream_.get());
+        y = end;
+      }
       download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return;
     }
@@ -464,15 +513,25 @@ class OneDevice final : public DeviceBackend {
     return clock_.seconds();
   }
 
+  // Resident: views go to the filters in turn, each on its own stream, so
+  // that one view's kernels wait for room on the GPU (the backprojection
+  // fills it) while the next is uploaded and filtered.
   void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                     size_t pitch_bytes) override {
     DeviceGuard guard(device_);
-    filter_.issue(model, geometry, pixels, pitch_bytes, projections_.get() + static_cast<size_t>(view) * view_stride_,
-                  pitch_, nullptr);
+    const int n = 1 + static_cast<int>(more_filters_.size());
+    GpuFilter& f = next_filter_ == 0 ? filter_ : *more_filters_[static_cast<size_t>(next_filter_ - 1)];
+    next_filter_ = (next_filter_ + 1) % n;
+    f.issue(model, geometry, pixels, pitch_bytes, projections_.get() + static_cast<size_t>(view) * view_stride_, pitch_,
+            nullptr);
+    last_filter_ = &f;
   }
+  // Returns once the projection is uploaded: its staging may be reused. Work
+  // that reads filtered views waits for the filters on the GPU
+  // (after_filters).
   void filter_wait() override {
     DeviceGuard guard(device_);
-    filter_.wait();
+    if (last_filter_) last_filter_->wait_upload();
   }
 
  private:
@@ -492,7 +551,12 @@ class OneDevice final : public DeviceBackend {
   }
 
   void make_sets(int quads, int rows, bool streaming) {
-    for (BatchSet& set : sets_) {
+    for (BatchSet& set : sets_) make_set(set, quads, rows, streaming);
+    set_rows_ = rows;
+  }
+
+  void make_set(BatchSet& set, int quads, int rows, bool streaming) {
+    {
       set.quad_memory.resize(static_cast<size_t>(quads));
       set.quad_tex.resize(static_cast<size_t>(quads));
       const bool lo = format_.split && !pairs_;  // pairs keep hi and lo in one texel
@@ -520,7 +584,6 @@ class OneDevice final : public DeviceBackend {
         set.staging.resize(static_cast<size_t>(columns_) * rows * window_slots_);
       }
     }
-    set_rows_ = rows;
   }
 
   // Field-of-view mask from the announced views (nominal) or the arrived ones.
@@ -551,11 +614,16 @@ class OneDevice final : public DeviceBackend {
   }
 
   SlabGeometry slab_geometry(const ScanModel& model, int y0, int planes) const {
+    return slab_geometry(model, Run{y0, planes, std::max(1, planes), std::max(1, planes)});
+  }
+  SlabGeometry slab_geometry(const ScanModel& model, const Run& run) const {
     SlabGeometry g{};
     g.nx = model.volume.size[0];
     g.nz = model.volume.size[2];
-    g.y0 = y0;
-    g.planes = planes;
+    g.y0 = run.y0;
+    g.planes = run.planes;
+    g.chunk = run.chunk;
+    g.stride = run.stride;
     g.columns = columns_;
     g.rows = rows_;
     return g;
@@ -594,8 +662,53 @@ class OneDevice final : public DeviceBackend {
 
   // Resident: backproject the complete quads queued so far into the volume.
   void flush_quads(const ScanModel& model, const std::vector<double>& weights) {
-    launch_group(model, pending_quads_, weights, part_[0], part_[1] - part_[0]);
+    launch_group(model, pending_quads_, weights, runs_);
     pending_quads_.clear();
+  }
+
+  // Resident: takes `chunks` (ascending, evenly spaced) as this device's
+  // part; they lie one after the other in volume_.
+  void hold_chunks(const ScanModel& model, int chunk_planes, const std::vector<int>& chunks) {
+    const int ny = model.volume.size[1];
+    if (chunk_planes <= 0 || chunk_planes % kPairPlanesPerThread != 0) fail(FDK_ERROR_INTERNAL, "bad resident chunk size");
+    chunk_planes_ = chunk_planes;
+    slot_of_chunk_.assign(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_), -1);
+    owned_.clear();
+    runs_.clear();
+    for (int c : chunks) {
+      const bool spaced = owned_.size() < 2 || c - owned_.back() == owned_[1] - owned_[0];
+      if (c < 0 || c >= static_cast<int>(slot_of_chunk_.size()) || (!owned_.empty() && c <= owned_.back()) || !spaced)
+        fail(FDK_ERROR_INTERNAL, "bad resident chunk list");
+      slot_of_chunk_[static_cast<size_t>(c)] = static_cast<int>(owned_.size());
+      owned_.push_back(c);
+    }
+    if (owned_.empty()) return;
+    // Every chunk in one launch during the scan.
+    const int step = owned_.size() > 1 ? owned_[1] - owned_[0] : 1;
+    const Run last = chunk_run(model, owned_.back());
+    runs_.push_back(Run{owned_[0] * chunk_planes_, static_cast<int>(owned_.size() - 1) * chunk_planes_ + last.planes,
+                        chunk_planes_, step * chunk_planes_});
+  }
+
+  Run chunk_run(const ScanModel& model, int chunk) const {
+    const int y0 = chunk * chunk_planes_;
+    const int planes = std::min(model.volume.size[1], y0 + chunk_planes_) - y0;
+    return Run{y0, planes, std::max(1, planes), std::max(1, planes)};
+  }
+
+  // Resident: where plane y (in one of our chunks) is in volume_.
+  float* planes_at(const ScanModel& model, int y) {
+    const int c = y / chunk_planes_;
+    const size_t local = static_cast<size_t>(slot_of_chunk_[static_cast<size_t>(c)]) * chunk_planes_ +
+                         static_cast<size_t>(y - c * chunk_planes_);
+    return volume_.get() + model.plane_floats() * local;
+  }
+
+  // Work issued on `stream` from now on waits for every view filtered so far.
+  void after_filters(cudaStream_t stream) {
+    check(cudaStreamWaitEvent(stream, filter_.done(), 0), "cudaStreamWaitEvent (filtered)");
+    for (const auto& f : more_filters_)
+      check(cudaStreamWaitEvent(stream, f->done(), 0), "cudaStreamWaitEvent (filtered)");
   }
 
   // True when a new launch would wait for the GPU (both batch sets busy).
@@ -604,14 +717,15 @@ class OneDevice final : public DeviceBackend {
     return set.used && !set.done.ready();
   }
 
-  // Resident: quads `group` into planes [y0, y0 + planes) of the volume.
+  // Resident: quads `group` into the planes of `runs` (packed once, one
+  // launch per run).
   void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                    int y0, int planes) {
-    if (group.empty() || planes <= 0) return;
-    if (pairs_) return launch_pair_group(model, group, weights, y0, planes);
+                    const std::vector<Run>& runs) {
+    if (group.empty() || runs.empty()) return;
+    if (pairs_) return launch_pair_group(model, group, weights, runs);
     BatchSet& set = next_set();
+    after_filters(bp_stream_.get());
     QuadBatch batch{};
-    batch.g = slab_geometry(model, y0, planes);
     batch.count = static_cast<int>(group.size());
     prepare_quads(batch, set);
     for (int s = 0; s < batch.count; ++s) {
@@ -627,20 +741,32 @@ class OneDevice final : public DeviceBackend {
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
       set_quad_textures(batch, set, s);
     }
-    clock_.begin(bp_stream_.get());
-    launch_quads(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0 - part_[0]), mask_.get(),
-                 bp_stream_.get());
-    clock_.end(bp_stream_.get());
+    for (const Run& r : runs) {
+      batch.g = slab_geometry(model, r);
+      clock_.begin(bp_stream_.get());
+      launch_quads(batch, planes_at(model, r.y0), mask_.get(), bp_stream_.get());
+      clock_.end(bp_stream_.get());
+    }
     set.done.record(bp_stream_.get());
     set.used = true;
   }
 
-  // Resident: mirror pairs `group` into planes [y0, y0 + planes).
+  // Resident: mirror pairs `group` into the planes of `runs`.
   void launch_pair_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                         int y0, int planes) {
+                         const std::vector<Run>& runs) {
     BatchSet& set = next_set();
     PairBatch batch{};
-    batch.g = slab_geometry(model, y0, planes);
+    pack_pairs(model, group, weights, set, batch);
+    launch_packed_pairs(model, batch, runs);
+    set.done.record(bp_stream_.get());
+    set.used = true;
+  }
+
+  // Packs mirror pairs `group` into `set` (on the backprojection stream)
+  // and fills `batch` for them but for its geometry.
+  void pack_pairs(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
+                  BatchSet& set, PairBatch& batch) {
+    after_filters(bp_stream_.get());
     batch.count = static_cast<int>(group.size());
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
@@ -662,12 +788,51 @@ class OneDevice final : public DeviceBackend {
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(pair[0])], static_cast<float>(sid * sid), 0);
       batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
     }
-    clock_.begin(bp_stream_.get());
-    launch_pairs(batch, volume_.get() + model.plane_floats() * static_cast<size_t>(y0 - part_[0]), mask_.get(),
-                 bp_stream_.get());
-    clock_.end(bp_stream_.get());
-    set.done.record(bp_stream_.get());
-    set.used = true;
+  }
+
+  void launch_packed_pairs(const ScanModel& model, PairBatch& batch, const std::vector<Run>& runs) {
+    for (const Run& r : runs) {
+      batch.g = slab_geometry(model, r);
+      clock_.begin(bp_stream_.get());
+      launch_pairs(batch, planes_at(model, r.y0), mask_.get(), bp_stream_.get());
+      clock_.end(bp_stream_.get());
+    }
+  }
+
+  // Held groups of pairs packed once for every chunk of the finish.
+  struct PackedGroup {
+    std::unique_ptr<BatchSet> set;  // null: packed again for each chunk
+    PairBatch batch{};
+  };
+
+  // Resident, at the finish: packs as many held groups of pairs as device
+  // memory allows, each into a set of its own (the two rotating sets would
+  // pack each group again for every chunk: with several GPUs each packs
+  // every group for each of its chunks, work that does not shrink with the
+  // GPU count).
+  std::vector<PackedGroup> pack_held(const ScanModel& model) {
+    std::vector<PackedGroup> packed(held_.size());
+    if (!pairs_) return packed;
+    size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const uint64_t reserve = 512ull << 20;
+    uint64_t room = std::min<uint64_t>(budget_ > resident_bytes_ ? budget_ - resident_bytes_ : 0,
+                                       free_bytes > reserve ? free_bytes - reserve : 0);
+    const uint64_t per_set = static_cast<uint64_t>(group_size_) * quad_pitch_ * static_cast<uint64_t>(rows_) + 4096;
+    for (size_t i = 0; i < held_.size(); ++i) {
+      if (held_[i].views || room < per_set || stop_launching_.load()) continue;
+      room -= per_set;
+      auto set = std::make_unique<BatchSet>();
+      try {
+        make_set(*set, group_size_, rows_, false);
+      } catch (const Error&) {
+        cudaGetLastError();
+        break;  // no room after all: the rest is packed chunk by chunk
+      }
+      pack_pairs(model, held_[i].ids, nominal_weights_, *set, packed[i].batch);
+      packed[i].set = std::move(set);
+    }
+    return packed;
   }
 
   void add_view(const ScanModel& model, int view, const std::vector<double>& weights) {
@@ -675,17 +840,28 @@ class OneDevice final : public DeviceBackend {
     if (static_cast<int>(pending_views_.size()) == kMaxBatchViews) flush_views(model, weights);
   }
 
-  // Resident: views outside complete quads, straight from their projections.
   void flush_views(const ScanModel& model, const std::vector<double>& weights) {
-    if (pending_views_.empty() || part_[1] <= part_[0]) {
-      pending_views_.clear();
-      return;
-    }
+    launch_views(model, pending_views_, weights, runs_);
+    pending_views_.clear();
+  }
+
+  void launch_item(const ScanModel& model, const HeldItem& item, const std::vector<double>& weights,
+                   const std::vector<Run>& runs) {
+    if (item.views)
+      launch_views(model, item.ids, weights, runs);
+    else
+      launch_group(model, item.ids, weights, runs);
+  }
+
+  // Resident: views outside complete quads, straight from their projections.
+  void launch_views(const ScanModel& model, const std::vector<int>& views, const std::vector<double>& weights,
+                    const std::vector<Run>& runs) {
+    if (views.empty() || runs.empty()) return;
+    after_filters(bp_stream_.get());
     GenericBatch batch{};
-    batch.g = slab_geometry(model, part_[0], part_[1] - part_[0]);
-    batch.count = static_cast<int>(pending_views_.size());
+    batch.count = static_cast<int>(views.size());
     for (int s = 0; s < batch.count; ++s) {
-      const int v = pending_views_[static_cast<size_t>(s)];
+      const int v = views[static_cast<size_t>(s)];
       TextureObject& tex = view_tex_[static_cast<size_t>(v)];
       if (!tex.get())
         tex.make_pitch2d(projections_.get() + static_cast<size_t>(v) * view_stride_, cudaCreateChannelDesc<float>(),
@@ -695,10 +871,12 @@ class OneDevice final : public DeviceBackend {
                  static_cast<float>(weights[static_cast<size_t>(v)] * sid * sid), 0);
       batch.tex[s] = tex.get();
     }
-    clock_.begin(bp_stream_.get());
-    launch_generic(batch, volume_.get(), mask_.get(), bp_stream_.get());
-    clock_.end(bp_stream_.get());
-    pending_views_.clear();
+    for (const Run& r : runs) {
+      batch.g = slab_geometry(model, r);
+      clock_.begin(bp_stream_.get());
+      launch_generic(batch, planes_at(model, r.y0), mask_.get(), bp_stream_.get());
+      clock_.end(bp_stream_.get());
+    }
   }
 
   // Device to caller memory (pageable): DMA into one pinned bounce buffer
@@ -1061,9 +1239,15 @@ class OneDevice final : public DeviceBackend {
   Stream filter_stream_{+1}, bp_stream_{-1}, store_stream_{0}, download_stream_{0}, upload_stream_{0};
   std::mutex store_copy_mutex_;
   GpuFilter filter_;
+  // Resident: more filters on streams of their own (filter_issue).
+  std::vector<std::unique_ptr<Stream>> more_filter_streams_;
+  std::vector<std::unique_ptr<GpuFilter>> more_filters_;
+  int next_filter_ = 0;
+  GpuFilter* last_filter_ = nullptr;
   TexelFormat format_;
   size_t tex_align_ = 32;
   uint64_t budget_ = 0;
+  uint64_t resident_bytes_ = 0;  // resident: device memory counted against the budget
   int columns_ = 0, rows_ = 0;
   size_t pitch_ = 0, quad_pitch_ = 0;
   size_t base_align_ = 64;    // texture base addresses, in floats
@@ -1083,12 +1267,16 @@ class OneDevice final : public DeviceBackend {
   std::vector<int> orbit_size_;      // distinct views per orbit
   std::vector<int> orbit_arrivals_;
   std::vector<int> pending_quads_, pending_views_;  // orbits complete, views outside orbits
-  std::vector<std::vector<int>> held_;  // complete groups not launched yet (the GPU was behind)
-  std::array<int, 2> part_{0, 0};       // resident: the planes this device holds
+  std::vector<HeldItem> held_;  // in arrival order, not launched yet (the GPU was behind)
+  // Resident: the chunks this device holds, stored one after the other in
+  // volume_ (slot_of_chunk_: a chunk's place there, -1 for another
+  // device's), and the same as runs of adjacent planes.
   int chunk_planes_ = 8;
-  int first_chunk_ = 0, end_chunk_ = 0;  // resident: the chunks of part_
-  std::vector<Event> chunk_ready_;      // resident: chunk c of the volume is final
-  std::atomic<int> chunks_launched_{0};  // resident: chunks whose event is recorded
+  std::vector<int> owned_;
+  std::vector<int> slot_of_chunk_;
+  std::vector<Run> runs_;
+  std::vector<Event> chunk_ready_;       // resident: chunk c of the volume is final
+  std::atomic<int> chunks_launched_{0};  // resident: owned_[0..n) have their event recorded
   std::mutex launch_mutex_;
   std::condition_variable launched_;
   std::exception_ptr launch_error_;
@@ -1131,12 +1319,13 @@ class OneDevice final : public DeviceBackend {
 
 }  // namespace
 
-int resident_chunk_planes(int ny) {
+int resident_chunk_planes(int ny, int devices) {
   // Chunks cut along the threads' plane runs, so every voxel sees the same
   // arithmetic as in a whole-volume launch.
   static_assert(kPairPlanesPerThread % kPlanesPerThread == 0, "chunks must suit every kernel");
+  const int chunks = kFinishChunks * std::max(1, devices);
   return static_cast<int>(
-      round_up(static_cast<size_t>((ny + kFinishChunks - 1) / kFinishChunks), static_cast<size_t>(kPairPlanesPerThread)));
+      round_up(static_cast<size_t>((ny + chunks - 1) / chunks), static_cast<size_t>(kPairPlanesPerThread)));
 }
 
 FaultPlan FaultPlan::from_environment() {

@@ -1,7 +1,9 @@
 // One GPU's part of the CUDA backend. The multi-GPU backend (cuda_backend.cpp)
 // drives one DeviceBackend per configured GPU:
 // - resident: every device filters every view itself and backprojects it
-//   into the y planes it holds (its part of the volume);
+//   into the y chunks it holds (chunks dealt round robin, so that reads in y
+//   order take from every device in turn and no device's downloads wait for
+//   another's part to be read);
 // - streaming: the first device filters the views for the store (and
 //   backprojects the first slab during the scan); after fdk_finish every
 //   device runs a worker that takes slabs from one shared SlabPrefetch and
@@ -9,9 +11,9 @@
 // The arithmetic of a voxel does not depend on which device computes it, so
 // the volume is the same bits whatever the number of GPUs.
 #pragma once
-#include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fdk/core/backend.hpp"
 #include "fdk/core/reconstruction.hpp"
@@ -38,7 +40,8 @@ struct FaultPlan {
 struct DeviceRole {
   int ordinal = 0;                  // CUDA device
   int worker = 0;                   // its position among the devices in use
-  std::array<int, 2> part{0, 0};    // resident: the y planes it holds
+  int chunk_planes = 0;             // resident: planes per chunk (resident_chunk_planes)
+  std::vector<int> chunks;          // resident: the chunks it holds, ascending
   bool allow_resident = true;       // false: stream even when the volume fits
   bool filters_for_store = false;   // streaming: it filters views for the store
   int decode_threads = 0;           // streaming: its decompression threads (0: all)
@@ -68,7 +71,8 @@ class DeviceBackend : public Backend {
   // Streaming: copies `planes` planes of this device's slab buffer `buffer`
   // (0..kSlabBuffers-1) to `out`, once its computation is done.
   virtual void download_slab(const ScanModel& model, int buffer, int planes, float* out) = 0;
-  // Resident: true when planes [y0, y1) of its part are computed (never blocks).
+  // Resident: true when planes [y0, y1), within its chunks, are computed
+  // (never blocks).
   virtual bool planes_ready(int y0, int y1) const = 0;
   virtual double busy_seconds() const = 0;
   virtual bool failed() const = 0;  // a worker met a device failure
@@ -80,9 +84,10 @@ class DeviceBackend : public Backend {
 std::unique_ptr<DeviceBackend> make_device_backend(const ScanModel& model, const Settings& settings,
                                                    const DeviceRole& role);
 
-// Resident volumes are finished chunk by chunk of this many planes (a
-// multiple of every kernel's planes per thread); device parts are cut on
-// chunk boundaries so every voxel sees the same arithmetic.
-int resident_chunk_planes(int ny);
+// Resident volumes are held and finished in chunks of this many planes, a
+// multiple of every kernel's planes per thread, so that the chunk size does
+// not change any voxel's arithmetic. With more devices the chunks are
+// thinner, so that a slab read spans several devices.
+int resident_chunk_planes(int ny, int devices);
 
 }  // namespace fdk::cuda

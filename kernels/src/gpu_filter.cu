@@ -81,6 +81,8 @@ void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* 
 
 void GpuFilter::wait() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (filter)"); }
 
+void GpuFilter::wait_upload() { uploaded_.synchronize(); }
+
 void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
                       float* device_out, size_t device_pitch, float* host_out) {
   const int width = model.detector.size[0], rows = model.detector.size[1];
@@ -88,20 +90,26 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
   // The per-column weights are the CPU's own (one code for both backends).
   std::vector<double> weight(static_cast<size_t>(width)), u2(static_cast<size_t>(width));
   column_weights(model.redundancy, g, model.detector, weight.data(), u2.data());
-  // host_columns_ is free again: the previous issue was waited for.
+  // host_columns_ is free again: the previous issue was waited for (at
+  // least its upload, which follows these copies on the upload stream).
   float* cols = host_columns_.get();
   for (int i = 0; i < width; ++i) {
     cols[i] = static_cast<float>(weight[static_cast<size_t>(i)]);
     cols[width + i] = static_cast<float>(u2[static_cast<size_t>(i)]);
   }
-  check(cudaMemcpyAsync(column_weight_.get(), cols, width * sizeof(float), cudaMemcpyHostToDevice, stream_),
+  // The device buffers are free once the previous weighting has read them.
+  const cudaStream_t up = upload_stream_.get();
+  check(cudaStreamWaitEvent(up, consumed_.get(), 0), "cudaStreamWaitEvent (raw buffer)");
+  check(cudaMemcpyAsync(column_weight_.get(), cols, width * sizeof(float), cudaMemcpyHostToDevice, up),
         "cudaMemcpyAsync (column weights)");
-  check(cudaMemcpyAsync(column_u2_.get(), cols + width, width * sizeof(float), cudaMemcpyHostToDevice, stream_),
+  check(cudaMemcpyAsync(column_u2_.get(), cols + width, width * sizeof(float), cudaMemcpyHostToDevice, up),
         "cudaMemcpyAsync (column u2)");
   const size_t in_row = static_cast<size_t>(in_width);
   check(cudaMemcpy2DAsync(raw_.get(), in_row * sizeof(float), pixels, pitch_bytes, in_row * sizeof(float), rows,
-                          cudaMemcpyHostToDevice, stream_),
+                          cudaMemcpyHostToDevice, up),
         "cudaMemcpy2DAsync (projection upload)");
+  uploaded_.record(up);
+  check(cudaStreamWaitEvent(stream_, uploaded_.get(), 0), "cudaStreamWaitEvent (upload)");
   WeightParams p{};
   p.in_width = in_width;
   p.width = width;
@@ -117,6 +125,7 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
   weight_and_pad<<<dim3((n_ + 255) / 256, rows), block, 0, stream_>>>(p, raw_.get(), column_weight_.get(),
                                                                       column_u2_.get(), padded_.get());
   check_launch("weight_and_pad");
+  consumed_.record(stream_);
   const CufftApi* fft = cufft_api();  // non-null: the plans were made with it
   check(fft->exec_r2c(forward_.get(), padded_.get(), spectrum_.get()), "cufftExecR2C");
   const int bins = n_ / 2 + 1;
@@ -132,6 +141,7 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
     check(cudaMemcpy2DAsync(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float),
                             width * sizeof(float), rows, cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpy2DAsync (filtered download)");
+  done_.record(stream_);
 }
 
 }  // namespace fdk::cuda

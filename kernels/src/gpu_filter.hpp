@@ -21,9 +21,18 @@ class GpuFilter {
   void issue(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
              float* device_out, size_t device_pitch, float* host_out);
   void wait();
+  // After issue(): waits only until `pixels` is uploaded (the caller may
+  // reuse it); the filtering goes on, and done() marks its end.
+  void wait_upload();
+  cudaEvent_t done() const { return done_.get(); }
 
  private:
   cudaStream_t stream_;
+  // The upload has a stream of its own: the next view's upload waits only
+  // until this one's weighting has read the raw buffer, not for the whole
+  // filter (whose kernels wait for room on a busy GPU).
+  Stream upload_stream_{+1};
+  Event uploaded_, consumed_, done_;
   int n_ = 0, pad_ = 0;
   DeviceBuffer<float> raw_, padded_, response_, column_weight_, column_u2_;
   DeviceBuffer<cufftComplex> spectrum_;
