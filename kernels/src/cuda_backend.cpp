@@ -17,6 +17,7 @@
 
 #include "cufft_loader.hpp"
 #include "device_backend.hpp"
+#include "device_resources.hpp"
 #include "fdk/core/error.hpp"
 
 namespace fdk::cuda {
@@ -106,12 +107,15 @@ class CudaBackend final : public Backend {
       resident_ = all;
       break;
     }
+    if (resident_ && live_.size() > 1) share_filtered_views();
   }
 
   ~CudaBackend() override {
     // The workers wait on the shared queue: stop it before the devices
     // (declared after it) join them.
     if (prefetch_) prefetch_->stop();
+    // A GPU's filters may still be copying views into another's memory.
+    for (DeviceBackend* d : live_) d->wait_filters();
     for (Slot& s : slots_) s.backend.reset();
   }
 
@@ -125,11 +129,21 @@ class CudaBackend final : public Backend {
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
               size_t pitch_bytes, float* filtered) override {
     if (!resident_) return live_.front()->filter(model, view, geometry, pixels, pitch_bytes, filtered);
-    // Every GPU needs every view in full for its part: each filters it, all
-    // at once. The wait ends when the projection is uploaded everywhere; the
-    // GPUs' later work waits for the filtering itself.
-    for (DeviceBackend* d : live_) d->filter_issue(model, view, geometry, pixels, pitch_bytes);
-    for (DeviceBackend* d : live_) d->filter_wait();
+    // Every GPU needs every view whole for its chunks. One GPU filters it
+    // (the GPUs in turn) and copies it to the others; the call returns once
+    // the projection is uploaded, and the GPUs' work on filtered views waits
+    // for the filtering and the copies on the GPU.
+    if (live_.size() == 1) {
+      live_.front()->filter_issue(model, view, geometry, pixels, pitch_bytes);
+      live_.front()->filter_wait();
+      return;
+    }
+    DeviceBackend* owner = live_[static_cast<size_t>(view) % live_.size()];
+    std::vector<DeviceBackend*> others;
+    for (DeviceBackend* d : live_)
+      if (d != owner) others.push_back(d);
+    owner->filter_share(model, view, geometry, pixels, pitch_bytes, others);
+    owner->filter_wait();
   }
 
   bool keeps_filtered() const override { return resident_; }
@@ -215,6 +229,31 @@ class CudaBackend final : public Backend {
     std::string why;
     fdk_status code = FDK_OK;
   };
+
+  // Resident on several GPUs: each GPU's work on filtered views waits for
+  // the others' filters (which copy views to it); copies go GPU to GPU
+  // directly where the hardware allows (NVLink, PCIe peer to peer), else
+  // through host memory. Peer access once enabled stays so for the host
+  // application too (it only speeds its own copies up); it is never turned
+  // off.
+  void share_filtered_views() {
+    for (DeviceBackend* a : live_) {
+      std::vector<const DeviceBackend*> peers;
+      for (DeviceBackend* b : live_)
+        if (b != a) peers.push_back(b);
+      a->set_peers(peers);
+      for (DeviceBackend* b : live_) {
+        int can = 0;
+        if (a->ordinal() == b->ordinal()) continue;
+        if (cudaDeviceCanAccessPeer(&can, a->ordinal(), b->ordinal()) != cudaSuccess || !can) {
+          cudaGetLastError();
+          continue;
+        }
+        DeviceGuard guard(a->ordinal());
+        if (cudaDeviceEnablePeerAccess(b->ordinal(), 0) != cudaSuccess) cudaGetLastError();  // already enabled
+      }
+    }
+  }
 
   [[noreturn]] void every_device_failed() const {
     std::string message = "every GPU failed:";

@@ -526,6 +526,31 @@ class OneDevice final : public DeviceBackend {
             nullptr);
     last_filter_ = &f;
   }
+  void filter_share(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+                    size_t pitch_bytes, const std::vector<DeviceBackend*>& to) override {
+    filter_issue(model, view, geometry, pixels, pitch_bytes);
+    DeviceGuard guard(device_);
+    for (DeviceBackend* d : to)
+      check(cudaMemcpy2DAsync(d->filtered_view(view), d->filtered_pitch() * sizeof(float), filtered_view(view),
+                              pitch_ * sizeof(float), static_cast<size_t>(columns_) * sizeof(float), rows_,
+                              cudaMemcpyDefault, last_filter_->stream()),
+            "cudaMemcpy2DAsync (filtered view to another GPU)");
+    last_filter_->mark_done();
+  }
+  void wait_filters() override {
+    DeviceGuard guard(device_);
+    cudaStreamSynchronize(filter_stream_.get());
+    for (const auto& st : more_filter_streams_) cudaStreamSynchronize(st->get());
+  }
+  float* filtered_view(int view) override { return projections_.get() + static_cast<size_t>(view) * view_stride_; }
+  size_t filtered_pitch() const override { return pitch_; }
+  void set_peers(const std::vector<const DeviceBackend*>& peers) override { peers_ = peers; }
+  void order_after_filters(cudaStream_t stream) const override {
+    check(cudaStreamWaitEvent(stream, filter_.done(), 0), "cudaStreamWaitEvent (filtered)");
+    for (const auto& f : more_filters_)
+      check(cudaStreamWaitEvent(stream, f->done(), 0), "cudaStreamWaitEvent (filtered)");
+  }
+
   // Returns once the projection is uploaded: its staging may be reused. Work
   // that reads filtered views waits for the filters on the GPU
   // (after_filters).
@@ -704,11 +729,11 @@ class OneDevice final : public DeviceBackend {
     return volume_.get() + model.plane_floats() * local;
   }
 
-  // Work issued on `stream` from now on waits for every view filtered so far.
+  // Work issued on `stream` from now on waits for every view filtered so
+  // far, here or on a peer that copies its views here.
   void after_filters(cudaStream_t stream) {
-    check(cudaStreamWaitEvent(stream, filter_.done(), 0), "cudaStreamWaitEvent (filtered)");
-    for (const auto& f : more_filters_)
-      check(cudaStreamWaitEvent(stream, f->done(), 0), "cudaStreamWaitEvent (filtered)");
+    order_after_filters(stream);
+    for (const DeviceBackend* p : peers_) p->order_after_filters(stream);
   }
 
   // True when a new launch would wait for the GPU (both batch sets busy).
@@ -1244,6 +1269,7 @@ class OneDevice final : public DeviceBackend {
   std::vector<std::unique_ptr<GpuFilter>> more_filters_;
   int next_filter_ = 0;
   GpuFilter* last_filter_ = nullptr;
+  std::vector<const DeviceBackend*> peers_;  // resident: devices whose filters copy views here
   TexelFormat format_;
   size_t tex_align_ = 32;
   uint64_t budget_ = 0;

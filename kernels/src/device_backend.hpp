@@ -11,6 +11,8 @@
 // The arithmetic of a voxel does not depend on which device computes it, so
 // the volume is the same bits whatever the number of GPUs.
 #pragma once
+#include <cuda_runtime.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +61,22 @@ class DeviceBackend : public Backend {
   virtual void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                             size_t pitch_bytes) = 0;
   virtual void filter_wait() = 0;
+  // Resident, several devices: each view is filtered once, on the devices in
+  // turn. filter_share() filters `view` here as filter_issue() does and
+  // copies the result to every device in `to` (over NVLink where there is
+  // one); their work that reads filtered views waits for it (set_peers).
+  virtual void filter_share(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+                            size_t pitch_bytes, const std::vector<DeviceBackend*>& to) = 0;
+  virtual float* filtered_view(int view) = 0;  // resident: where view `view` is kept
+  virtual size_t filtered_pitch() const = 0;   // its rows' distance, in floats
+  // The devices whose filters copy views here.
+  virtual void set_peers(const std::vector<const DeviceBackend*>& peers) = 0;
+  // Makes `stream` (another device's) wait for everything this device's
+  // filters have issued so far, copies included.
+  virtual void order_after_filters(cudaStream_t stream) const = 0;
+  // Waits until this device's filters are done, copies to peers included
+  // (before any device is released).
+  virtual void wait_filters() = 0;
   // Resident, after finish: a thread issues the remaining launches chunk by
   // chunk; reads wait only for the chunks they copy.
   virtual void launch_all_chunks(const ScanModel& model) = 0;

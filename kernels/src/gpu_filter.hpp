@@ -25,6 +25,10 @@ class GpuFilter {
   // reuse it); the filtering goes on, and done() marks its end.
   void wait_upload();
   cudaEvent_t done() const { return done_.get(); }
+  // For work added after issue() on the filter's stream (copies of the
+  // result): done() then marks its end too.
+  cudaStream_t stream() const { return stream_; }
+  void mark_done() { done_.record(stream_); }
 
  private:
   cudaStream_t stream_;
