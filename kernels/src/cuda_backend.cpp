@@ -1,10 +1,11 @@
 // The CUDA backend over every GPU it may use: one DeviceBackend per GPU (see
 // device_backend.hpp). A resident volume is cut into chunks of y planes
-// dealt round robin to the GPUs, each GPU filtering every view and
-// backprojecting it into its chunks as the views arrive; a read copies from
-// every GPU it spans at once. Streamed slabs come from one queue (SlabPrefetch) that every
-// GPU's worker takes from, so a faster GPU computes more of them, and a GPU
-// that fails hands its slabs to the others.
+// dealt round robin to the GPUs; each view is filtered once, by the GPUs in
+// turn, and copied to the others, and every GPU backprojects it into its
+// chunks as the views arrive; a read copies from every GPU it spans at once.
+// Streamed slabs come from one queue (SlabPrefetch) that every GPU's worker
+// takes from, so a faster GPU computes more of them, and a GPU that fails
+// hands its slabs to the others.
 #include "fdk/kernels/cuda_backend.hpp"
 
 #include <cuda_runtime.h>

@@ -1,7 +1,8 @@
 // One GPU's part of the CUDA backend. The multi-GPU backend (cuda_backend.cpp)
 // drives one DeviceBackend per configured GPU:
-// - resident: every device filters every view itself and backprojects it
-//   into the y chunks it holds (chunks dealt round robin, so that reads in y
+// - resident: each view is filtered once, by the devices in turn, and
+//   copied to the others; every device backprojects it into the y chunks it
+//   holds (chunks dealt round robin, so that reads in y
 //   order take from every device in turn and no device's downloads wait for
 //   another's part to be read);
 // - streaming: the first device filters the views for the store (and
