@@ -1,13 +1,11 @@
 #include "fdk/core/thread_pool.hpp"
 
 #include <algorithm>
-#include <exception>
 
 namespace fdk {
 
 ThreadPool::ThreadPool(int num_threads) {
-  for (int slot = 1; slot < num_threads; ++slot)
-    workers_.emplace_back([this, slot] { worker_loop(slot); });
+  for (int slot = 1; slot < num_threads; ++slot) workers_.emplace_back([this, slot] { worker_loop(slot); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -19,38 +17,43 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_tasks(int slot) {
-  for (;;) {
-    int task;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (next_ >= count_) return;
-      task = next_++;
-    }
-    try {
-      (*job_)(task, slot);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) error_ = std::current_exception();
-    }
+int ThreadPool::take(Call& call) {
+  if (call.next >= call.count) return -1;
+  const int task = call.next++;
+  if (call.next == call.count) {
+    // Its last task is taken: no worker looks at this call again.
+    auto it = std::find(calls_.begin(), calls_.end(), &call);
+    if (it != calls_.end()) calls_.erase(it);
   }
+  return task;
+}
+
+void ThreadPool::run_one(Call& call, int task, int slot) {
+  std::exception_ptr error;
+  try {
+    (*call.fn)(task, slot);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (error && !call.error) call.error = error;
+  // The caller may return (and `call` go) as soon as this is the last:
+  // notify with the lock held, and touch `call` no more.
+  if (++call.finished == call.count) done_.notify_all();
 }
 
 void ThreadPool::worker_loop(int slot) {
-  uint64_t seen = 0;
   for (;;) {
+    Call* call;
+    int task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      wake_.wait(lock, [&] { return stop_ || !calls_.empty(); });
       if (stop_) return;
-      seen = generation_;
-      ++active_;
+      call = calls_.front();
+      task = take(*call);
     }
-    run_tasks(slot);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--active_ == 0) done_.notify_all();
-    }
+    run_one(*call, task, slot);
   }
 }
 
@@ -60,13 +63,12 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
     for (int t = 0; t < count; ++t) fn(t, 0);
     return;
   }
+  Call call;
+  call.fn = &fn;
+  call.count = count;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    count_ = count;
-    next_ = 0;
-    error_ = nullptr;
-    ++generation_;
+    calls_.push_back(&call);
   }
   // Wake only the workers the tasks can use: a small job (one projection's
   // copy) should not pull every core off other work and then wait for the
@@ -76,14 +78,20 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
     wake_.notify_all();
   else
     for (int h = 0; h < helpers; ++h) wake_.notify_one();
-  run_tasks(0);
+  for (;;) {
+    int task;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      task = take(call);
+    }
+    if (task < 0) break;
+    run_one(call, task, 0);
+  }
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return active_ == 0; });
-    job_ = nullptr;
-    error = error_;
-    error_ = nullptr;
+    done_.wait(lock, [&] { return call.finished == call.count; });
+    error = call.error;
   }
   if (error) std::rethrow_exception(error);
 }

@@ -52,7 +52,7 @@ bool is_device_failure(const Error& e) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const ScanModel& model, const Settings& settings) {
+  CudaBackend(const ScanModel& model, const Settings& settings) : num_threads_(std::max(1, settings.num_threads)) {
     for (int ordinal : configured_ordinals(settings, device_count())) {
       slots_.emplace_back();
       slots_.back().ordinal = ordinal;
@@ -82,7 +82,6 @@ class CudaBackend final : public Backend {
         for (int c = j; c < chunks; c += k) role.chunks.push_back(c);
         role.allow_resident = allow_resident;
         role.filters_for_store = j == 0;
-        role.decode_threads = std::max(2, settings.num_threads / k);
         role.fault = fault;
         try {
           slot.backend = make_device_backend(model, settings, role);
@@ -176,7 +175,10 @@ class CudaBackend final : public Backend {
     const int n = static_cast<int>(live_.size());
     prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, n * kSlabBuffers, n);
     if (live_.front()->early_slab_done()) prefetch_->preset_ready(0, 0);
-    for (int j = 0; j < n; ++j) live_[static_cast<size_t>(j)]->start_worker(model, *prefetch_, j * kSlabBuffers);
+    // One pool of decompression threads feeds every GPU's worker.
+    decode_pool_ = std::make_unique<ThreadPool>(num_threads_);
+    for (int j = 0; j < n; ++j)
+      live_[static_cast<size_t>(j)]->start_worker(model, *prefetch_, j * kSlabBuffers, *decode_pool_);
   }
 
   void backproject(const ScanModel& model, int y0, int y1, float* out) override {
@@ -341,6 +343,8 @@ class CudaBackend final : public Backend {
   }
 
   std::unique_ptr<SlabPrefetch> prefetch_;  // streaming: first, so it outlives the workers
+  std::unique_ptr<ThreadPool> decode_pool_;  // streaming: every worker's decompression threads
+  int num_threads_ = 1;
   std::vector<Slot> slots_;                 // every configured GPU, in order
   std::vector<DeviceBackend*> live_;        // those in use
   int chunk_planes_ = 0;                     // resident: planes per chunk

@@ -932,12 +932,12 @@ class OneDevice final : public DeviceBackend {
   }
 
   // Streaming, from fdk_finish: the worker thread that computes slabs ahead
-  // of the reader into this device's buffers, on its own decompression
-  // threads (pool_ copies the reader's downloads). A device failure retires
-  // the worker: its slabs go to the other devices.
-  void start_worker(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer) override {
+  // of the reader into this device's buffers, decompressing on the pool all
+  // devices' workers share (pool_ copies the reader's downloads). A device
+  // failure retires the worker: its slabs go to the other devices.
+  void start_worker(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer, ThreadPool& decode) override {
     if (early_done_) slab_ready_[0].record(bp_stream_.get());
-    decode_pool_ = std::make_unique<ThreadPool>(role_.decode_threads > 0 ? role_.decode_threads : pool_.size());
+    decode_pool_ = &decode;
     const int worker = prefetch.worker_of(first_buffer);
     worker_ = std::thread([this, &model, &prefetch, first_buffer, worker] {
       try {
@@ -1329,7 +1329,7 @@ class OneDevice final : public DeviceBackend {
   mutable std::mutex timing_mutex_;  // the worker adds upload time, the reader download time
   double upload_seconds_ = 0, download_seconds_ = 0;
   // Streaming, from fdk_finish: the worker computing slabs ahead of reads.
-  std::unique_ptr<ThreadPool> decode_pool_;
+  ThreadPool* decode_pool_ = nullptr;  // streaming: shared by every device's worker (the coordinator's)
   std::atomic<int> slabs_computed_{0};
   std::atomic<bool> failed_{false};
   bool early_done_ = false;  // the first slab was completed during the scan

@@ -21,6 +21,7 @@
 #include "fdk/core/backend.hpp"
 #include "fdk/core/reconstruction.hpp"
 #include "fdk/core/slab_prefetch.hpp"
+#include "fdk/core/thread_pool.hpp"
 
 namespace fdk::cuda {
 
@@ -47,7 +48,6 @@ struct DeviceRole {
   std::vector<int> chunks;          // resident: the chunks it holds, ascending
   bool allow_resident = true;       // false: stream even when the volume fits
   bool filters_for_store = false;   // streaming: it filters views for the store
-  int decode_threads = 0;           // streaming: its decompression threads (0: all)
   FaultPlan fault;
 };
 
@@ -85,8 +85,9 @@ class DeviceBackend : public Backend {
   // the scan, in buffer 0 of this device.
   virtual bool early_slab_done() const = 0;
   // Streaming: starts the worker computing slabs from `prefetch` into this
-  // device's buffers (global indices first_buffer + 0..kSlabBuffers-1).
-  virtual void start_worker(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer) = 0;
+  // device's buffers (global indices first_buffer + 0..kSlabBuffers-1),
+  // decompressing on `decode`, the pool every device's worker shares.
+  virtual void start_worker(const ScanModel& model, SlabPrefetch& prefetch, int first_buffer, ThreadPool& decode) = 0;
   // Streaming: copies `planes` planes of this device's slab buffer `buffer`
   // (0..kSlabBuffers-1) to `out`, once its computation is done.
   virtual void download_slab(const ScanModel& model, int buffer, int planes, float* out) = 0;
