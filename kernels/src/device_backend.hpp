@@ -57,8 +57,10 @@ class DeviceBackend : public Backend {
  public:
   virtual int ordinal() const = 0;
   virtual bool resident() const = 0;
-  // Resident: filter() split in two so that every device filters at once:
-  // issue the work, then wait for it.
+  // Resident: filter() split in two: issue the work, then wait until the
+  // projection is uploaded (the caller's staging is free again); the
+  // device's later work on filtered views waits for the filtering on the
+  // GPU.
   virtual void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                             size_t pitch_bytes) = 0;
   virtual void filter_wait() = 0;
