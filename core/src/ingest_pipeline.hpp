@@ -4,8 +4,9 @@
 // backprojects them into resident slabs sees one deterministic order), and
 // store workers compress and commit them. A fixed number of slots bounds the
 // memory: a push waits for a free one. When the backend keeps the filtered
-// views itself (a resident GPU volume), a slot is free once its view is
-// filtered and the store, which that backend never reads back, compresses
+// views itself (a resident GPU volume), a slot is free once the backend's
+// filter call returns (the CUDA backend returns once the projection is
+// uploaded; its GPUs order the rest themselves) and the store, which that backend never reads back, compresses
 // the views after fdk_finish (between and after reads), not during the scan:
 // the copies of the pushes need the memory bus (measured: (a) pushed at
 // 4.4 GB/s with twelve workers compressing alongside).
