@@ -66,7 +66,9 @@ class Backend {
   // (a staging buffer): height rows of model.detector.size[0] floats,
   // contiguous. Called on the ingest pipeline's filter thread, one view at a
   // time, in push order. `filtered` is null when keeps_filtered(): the
-  // store fetches the view later through read_filtered().
+  // store fetches the view later through read_filtered(), and the call may
+  // return once `pixels` is no longer needed, the filtering going on in the
+  // backend (which then orders its own later uses of the view).
   virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                       size_t pitch_bytes, float* filtered) = 0;
   // True when the backend keeps every filtered view itself (a resident GPU
