@@ -107,7 +107,7 @@ class CudaBackend final : public Backend {
       resident_ = all;
       break;
     }
-    if (resident_ && live_.size() > 1) share_filtered_views();
+    if (resident_) share_filtered_views();
   }
 
   ~CudaBackend() override {
@@ -133,17 +133,9 @@ class CudaBackend final : public Backend {
     // (the GPUs in turn) and copies it to the others; the call returns once
     // the projection is uploaded, and the GPUs' work on filtered views waits
     // for the filtering and the copies on the GPU.
-    if (live_.size() == 1) {
-      live_.front()->filter_issue(model, view, geometry, pixels, pitch_bytes);
-      live_.front()->filter_wait();
-      return;
-    }
-    DeviceBackend* owner = live_[static_cast<size_t>(view) % live_.size()];
-    std::vector<DeviceBackend*> others;
-    for (DeviceBackend* d : live_)
-      if (d != owner) others.push_back(d);
-    owner->filter_share(model, view, geometry, pixels, pitch_bytes, others);
-    owner->filter_wait();
+    const size_t j = static_cast<size_t>(view) % live_.size();
+    live_[j]->filter_share(model, view, geometry, pixels, pitch_bytes, others_[j]);
+    live_[j]->filter_wait();
   }
 
   bool keeps_filtered() const override { return resident_; }
@@ -233,18 +225,19 @@ class CudaBackend final : public Backend {
     fdk_status code = FDK_OK;
   };
 
-  // Resident on several GPUs: each GPU's work on filtered views waits for
+  // Resident: each GPU's work on filtered views waits for
   // the others' filters (which copy views to it); copies go GPU to GPU
   // directly where the hardware allows (NVLink, PCIe peer to peer), else
   // through host memory. Peer access once enabled stays so for the host
   // application too (it only speeds its own copies up); it is never turned
   // off.
   void share_filtered_views() {
-    for (DeviceBackend* a : live_) {
-      std::vector<const DeviceBackend*> peers;
+    others_.assign(live_.size(), {});
+    for (size_t j = 0; j < live_.size(); ++j) {
+      DeviceBackend* a = live_[j];
       for (DeviceBackend* b : live_)
-        if (b != a) peers.push_back(b);
-      a->set_peers(peers);
+        if (b != a) others_[j].push_back(b);
+      a->set_peers({others_[j].begin(), others_[j].end()});
       for (DeviceBackend* b : live_) {
         int can = 0;
         if (a->ordinal() == b->ordinal()) continue;
@@ -297,21 +290,19 @@ class CudaBackend final : public Backend {
         errors[j] = std::current_exception();
       }
     };
+    std::vector<size_t> spanned;
+    for (size_t j = 0; j < live_.size(); ++j)
+      if (!mine[j].empty()) spanned.push_back(j);
+    // The first GPU's share on this thread, the others' on threads of their own.
     std::vector<std::thread> helpers;
-    size_t inline_device = live_.size();
-    for (size_t j = 0; j < live_.size(); ++j) {
-      if (mine[j].empty()) continue;
-      if (inline_device == live_.size()) {
-        inline_device = j;  // this thread's share
-        continue;
-      }
+    for (size_t i = 1; i < spanned.size(); ++i) {
       try {
-        helpers.emplace_back(copy, j);
+        helpers.emplace_back(copy, spanned[i]);
       } catch (...) {
-        copy(j);  // no thread to be had: one after the other
+        copy(spanned[i]);  // no thread to be had: one after the other
       }
     }
-    if (inline_device < live_.size()) copy(inline_device);
+    if (!spanned.empty()) copy(spanned.front());
     for (auto& t : helpers) t.join();
     for (const auto& e : errors)
       if (e) std::rethrow_exception(e);
@@ -349,6 +340,7 @@ class CudaBackend final : public Backend {
   std::vector<DeviceBackend*> live_;        // those in use
   int chunk_planes_ = 0;                     // resident: planes per chunk
   std::vector<int> owner_;                  // resident: chunk -> its GPU's index in live_
+  std::vector<std::vector<DeviceBackend*>> others_;  // resident: for each GPU in live_, the others
   bool resident_ = false;
 };
 

@@ -254,8 +254,7 @@ class OneDevice final : public DeviceBackend {
     stop_launching_.store(true);
     if (launcher_.joinable()) launcher_.join();
     cudaStreamSynchronize(bp_stream_.get());
-    cudaStreamSynchronize(filter_stream_.get());
-    for (const auto& s : more_filter_streams_) cudaStreamSynchronize(s->get());
+    wait_filters();
     cudaStreamSynchronize(store_stream_.get());
     cudaStreamSynchronize(download_stream_.get());
     cudaStreamSynchronize(upload_stream_.get());
@@ -358,7 +357,7 @@ class OneDevice final : public DeviceBackend {
     // quarters of a scan where no pair completes the GPU would otherwise
     // idle with groups held.
     while (!held_.empty() && !gpu_behind()) {
-      launch_item(model, held_.front(), nominal_weights_, runs_);
+      launch_item(model, held_.front(), nominal_weights_, all_chunks_);
       held_.erase(held_.begin());
     }
     dirty_ = false;
@@ -433,7 +432,7 @@ class OneDevice final : public DeviceBackend {
         for (int i = chunks_launched_.load(); i < static_cast<int>(owned_.size()); ++i) {
           if (stop_launching_.load() || model.cancelled->load()) break;
           const int c = owned_[static_cast<size_t>(i)];
-          const std::vector<Run> chunk{chunk_run(model, c)};
+          const Run chunk = chunk_run(model, c);
           for (size_t h = 0; h < held_.size(); ++h) {
             if (packed[h].set)
               launch_packed_pairs(model, packed[h].batch, chunk);
@@ -581,33 +580,31 @@ class OneDevice final : public DeviceBackend {
   }
 
   void make_set(BatchSet& set, int quads, int rows, bool streaming) {
-    {
-      set.quad_memory.resize(static_cast<size_t>(quads));
-      set.quad_tex.resize(static_cast<size_t>(quads));
-      const bool lo = format_.split && !pairs_;  // pairs keep hi and lo in one texel
-      set.quad_memory_lo.resize(lo ? static_cast<size_t>(quads) : 0);
-      set.quad_tex_lo.resize(lo ? static_cast<size_t>(quads) : 0);
-      set.quad_max.resize(static_cast<size_t>(quads));
-      for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
-        set.quad_memory[q].resize(quad_pitch_ * rows);
-        const cudaChannelFormatDesc desc =
-            pairs_ && !format_.split ? cudaCreateChannelDescHalf2() : format_.desc;
-        set.quad_tex[q].make_pitch2d(set.quad_memory[q].get(), desc, columns_, rows, quad_pitch_);
-        if (format_.split && !pairs_) {
-          set.quad_memory_lo[q].resize(quad_pitch_ * rows);
-          set.quad_tex_lo[q].make_pitch2d(set.quad_memory_lo[q].get(), format_.desc, columns_, rows, quad_pitch_);
-        }
+    set.quad_memory.resize(static_cast<size_t>(quads));
+    set.quad_tex.resize(static_cast<size_t>(quads));
+    const bool lo = format_.split && !pairs_;  // pairs keep hi and lo in one texel
+    set.quad_memory_lo.resize(lo ? static_cast<size_t>(quads) : 0);
+    set.quad_tex_lo.resize(lo ? static_cast<size_t>(quads) : 0);
+    set.quad_max.resize(static_cast<size_t>(quads));
+    for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
+      set.quad_memory[q].resize(quad_pitch_ * rows);
+      const cudaChannelFormatDesc desc =
+          pairs_ && !format_.split ? cudaCreateChannelDescHalf2() : format_.desc;
+      set.quad_tex[q].make_pitch2d(set.quad_memory[q].get(), desc, columns_, rows, quad_pitch_);
+      if (format_.split && !pairs_) {
+        set.quad_memory_lo[q].resize(quad_pitch_ * rows);
+        set.quad_tex_lo[q].make_pitch2d(set.quad_memory_lo[q].get(), format_.desc, columns_, rows, quad_pitch_);
       }
-      if (streaming) {
-        window_stride_ = round_up(pitch_ * rows, base_align_);
-        set.windows.resize(window_stride_ * window_slots_);
-        set.window_tex.resize(static_cast<size_t>(window_slots_));
-        for (int v = 0; v < window_slots_; ++v)
-          set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + window_stride_ * v,
-                                                              cudaCreateChannelDesc<float>(), columns_, rows,
-                                                              pitch_ * sizeof(float));
-        set.staging.resize(static_cast<size_t>(columns_) * rows * window_slots_);
-      }
+    }
+    if (streaming) {
+      window_stride_ = round_up(pitch_ * rows, base_align_);
+      set.windows.resize(window_stride_ * window_slots_);
+      set.window_tex.resize(static_cast<size_t>(window_slots_));
+      for (int v = 0; v < window_slots_; ++v)
+        set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + window_stride_ * v,
+                                                            cudaCreateChannelDesc<float>(), columns_, rows,
+                                                            pitch_ * sizeof(float));
+      set.staging.resize(static_cast<size_t>(columns_) * rows * window_slots_);
     }
   }
 
@@ -687,7 +684,7 @@ class OneDevice final : public DeviceBackend {
 
   // Resident: backproject the complete quads queued so far into the volume.
   void flush_quads(const ScanModel& model, const std::vector<double>& weights) {
-    launch_group(model, pending_quads_, weights, runs_);
+    launch_group(model, pending_quads_, weights, all_chunks_);
     pending_quads_.clear();
   }
 
@@ -699,7 +696,7 @@ class OneDevice final : public DeviceBackend {
     chunk_planes_ = chunk_planes;
     slot_of_chunk_.assign(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_), -1);
     owned_.clear();
-    runs_.clear();
+    all_chunks_ = Run{};
     for (int c : chunks) {
       const bool spaced = owned_.size() < 2 || c - owned_.back() == owned_[1] - owned_[0];
       if (c < 0 || c >= static_cast<int>(slot_of_chunk_.size()) || (!owned_.empty() && c <= owned_.back()) || !spaced)
@@ -711,8 +708,8 @@ class OneDevice final : public DeviceBackend {
     // Every chunk in one launch during the scan.
     const int step = owned_.size() > 1 ? owned_[1] - owned_[0] : 1;
     const Run last = chunk_run(model, owned_.back());
-    runs_.push_back(Run{owned_[0] * chunk_planes_, static_cast<int>(owned_.size() - 1) * chunk_planes_ + last.planes,
-                        chunk_planes_, step * chunk_planes_});
+    all_chunks_ = Run{owned_[0] * chunk_planes_, static_cast<int>(owned_.size() - 1) * chunk_planes_ + last.planes,
+                      chunk_planes_, step * chunk_planes_};
   }
 
   Run chunk_run(const ScanModel& model, int chunk) const {
@@ -742,12 +739,11 @@ class OneDevice final : public DeviceBackend {
     return set.used && !set.done.ready();
   }
 
-  // Resident: quads `group` into the planes of `runs` (packed once, one
-  // launch per run).
+  // Resident: quads `group` into the planes of `run`.
   void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                    const std::vector<Run>& runs) {
-    if (group.empty() || runs.empty()) return;
-    if (pairs_) return launch_pair_group(model, group, weights, runs);
+                    const Run& run) {
+    if (group.empty() || run.planes <= 0) return;
+    if (pairs_) return launch_pair_group(model, group, weights, run);
     BatchSet& set = next_set();
     after_filters(bp_stream_.get());
     QuadBatch batch{};
@@ -766,23 +762,21 @@ class OneDevice final : public DeviceBackend {
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
       set_quad_textures(batch, set, s);
     }
-    for (const Run& r : runs) {
-      batch.g = slab_geometry(model, r);
-      clock_.begin(bp_stream_.get());
-      launch_quads(batch, planes_at(model, r.y0), mask_.get(), bp_stream_.get());
-      clock_.end(bp_stream_.get());
-    }
+    batch.g = slab_geometry(model, run);
+    clock_.begin(bp_stream_.get());
+    launch_quads(batch, planes_at(model, run.y0), mask_.get(), bp_stream_.get());
+    clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
     set.used = true;
   }
 
-  // Resident: mirror pairs `group` into the planes of `runs`.
+  // Resident: mirror pairs `group` into the planes of `run`.
   void launch_pair_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                         const std::vector<Run>& runs) {
+                         const Run& run) {
     BatchSet& set = next_set();
     PairBatch batch{};
     pack_pairs(model, group, weights, set, batch);
-    launch_packed_pairs(model, batch, runs);
+    launch_packed_pairs(model, batch, run);
     set.done.record(bp_stream_.get());
     set.used = true;
   }
@@ -815,13 +809,11 @@ class OneDevice final : public DeviceBackend {
     }
   }
 
-  void launch_packed_pairs(const ScanModel& model, PairBatch& batch, const std::vector<Run>& runs) {
-    for (const Run& r : runs) {
-      batch.g = slab_geometry(model, r);
-      clock_.begin(bp_stream_.get());
-      launch_pairs(batch, planes_at(model, r.y0), mask_.get(), bp_stream_.get());
-      clock_.end(bp_stream_.get());
-    }
+  void launch_packed_pairs(const ScanModel& model, PairBatch& batch, const Run& run) {
+    batch.g = slab_geometry(model, run);
+    clock_.begin(bp_stream_.get());
+    launch_pairs(batch, planes_at(model, run.y0), mask_.get(), bp_stream_.get());
+    clock_.end(bp_stream_.get());
   }
 
   // Held groups of pairs packed once for every chunk of the finish.
@@ -866,22 +858,22 @@ class OneDevice final : public DeviceBackend {
   }
 
   void flush_views(const ScanModel& model, const std::vector<double>& weights) {
-    launch_views(model, pending_views_, weights, runs_);
+    launch_views(model, pending_views_, weights, all_chunks_);
     pending_views_.clear();
   }
 
   void launch_item(const ScanModel& model, const HeldItem& item, const std::vector<double>& weights,
-                   const std::vector<Run>& runs) {
+                   const Run& run) {
     if (item.views)
-      launch_views(model, item.ids, weights, runs);
+      launch_views(model, item.ids, weights, run);
     else
-      launch_group(model, item.ids, weights, runs);
+      launch_group(model, item.ids, weights, run);
   }
 
   // Resident: views outside complete quads, straight from their projections.
   void launch_views(const ScanModel& model, const std::vector<int>& views, const std::vector<double>& weights,
-                    const std::vector<Run>& runs) {
-    if (views.empty() || runs.empty()) return;
+                    const Run& run) {
+    if (views.empty() || run.planes <= 0) return;
     after_filters(bp_stream_.get());
     GenericBatch batch{};
     batch.count = static_cast<int>(views.size());
@@ -896,12 +888,10 @@ class OneDevice final : public DeviceBackend {
                  static_cast<float>(weights[static_cast<size_t>(v)] * sid * sid), 0);
       batch.tex[s] = tex.get();
     }
-    for (const Run& r : runs) {
-      batch.g = slab_geometry(model, r);
-      clock_.begin(bp_stream_.get());
-      launch_generic(batch, planes_at(model, r.y0), mask_.get(), bp_stream_.get());
-      clock_.end(bp_stream_.get());
-    }
+    batch.g = slab_geometry(model, run);
+    clock_.begin(bp_stream_.get());
+    launch_generic(batch, planes_at(model, run.y0), mask_.get(), bp_stream_.get());
+    clock_.end(bp_stream_.get());
   }
 
   // Device to caller memory (pageable): DMA into one pinned bounce buffer
@@ -1296,11 +1286,11 @@ class OneDevice final : public DeviceBackend {
   std::vector<HeldItem> held_;  // in arrival order, not launched yet (the GPU was behind)
   // Resident: the chunks this device holds, stored one after the other in
   // volume_ (slot_of_chunk_: a chunk's place there, -1 for another
-  // device's), and the same as runs of adjacent planes.
+  // device's), and all of them as one launch's planes (none: 0 planes).
   int chunk_planes_ = 8;
   std::vector<int> owned_;
   std::vector<int> slot_of_chunk_;
-  std::vector<Run> runs_;
+  Run all_chunks_{};
   std::vector<Event> chunk_ready_;       // resident: chunk c of the volume is final
   std::atomic<int> chunks_launched_{0};  // resident: owned_[0..n) have their event recorded
   std::mutex launch_mutex_;
