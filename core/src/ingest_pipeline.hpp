@@ -4,10 +4,11 @@
 // backprojects them into resident slabs sees one deterministic order), and
 // store workers compress and commit them. A fixed number of slots bounds the
 // memory: a push waits for a free one. When the backend keeps the filtered
-// views itself (a resident GPU volume), a slot is free once the backend's
-// filter call returns (the CUDA backend returns once the projection is
-// uploaded; its GPUs order the rest themselves) and the store, which that backend never reads back, compresses
-// the views after fdk_finish (between and after reads), not during the scan:
+// views itself (a resident GPU volume), a slot is free once the projection
+// is uploaded (the backend's filter call may return before, so that uploads
+// to several GPUs overlap: Backend::uploads_in_flight; its GPUs order the
+// rest themselves), and the store, which that backend never reads back,
+// compresses the views after fdk_finish (between and after reads), not during the scan:
 // the copies of the pushes need the memory bus (measured: (a) pushed at
 // 4.4 GB/s with twelve workers compressing alongside).
 //
@@ -102,12 +103,16 @@ class IngestPipeline {
   using JobPtr = std::shared_ptr<Job>;
 
   void filter_loop();
+  // A view whose filter() returned: waits until the backend no longer reads
+  // its staging, then frees the slot and queues the view for the store.
+  void upload_done(const JobPtr& job);
   void store_loop(int worker);
   bool store_may_run() const;  // with mutex_ held
   void store_one(Job& job, float* worker_buffer);
   void complete(Job& job);                  // with mutex_ held
   void release_slot(Job& job);              // with mutex_ held
   void rethrow_deferred();                  // with mutex_ held
+  void wake_all();                          // after stop_
 
   ScanModel& model_;
   ProjectionStore& store_;
@@ -118,7 +123,12 @@ class IngestPipeline {
   const bool keeps_filtered_;
 
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  // Each waiter on its own condition, so that a push does not wake every
+  // store worker (a dozen threads taking the lock the pushes need, three
+  // times per view): changed_ for the callers (a free slot, a waited-on
+  // view, seal), filter_wake_ for the filter thread, store_wake_ for the
+  // store workers.
+  std::condition_variable changed_, filter_wake_, store_wake_;
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<StagingBuffer>> worker_buffers_;  // when keeps_filtered_
   std::vector<int> free_;

@@ -130,12 +130,28 @@ class CudaBackend final : public Backend {
               size_t pitch_bytes, float* filtered) override {
     if (!resident_) return live_.front()->filter(model, view, geometry, pixels, pitch_bytes, filtered);
     // Every GPU needs every view whole for its chunks. One GPU filters it
-    // (the GPUs in turn) and copies it to the others; the call returns once
-    // the projection is uploaded, and the GPUs' work on filtered views waits
-    // for the filtering and the copies on the GPU.
+    // (the GPUs in turn) and copies it to the others; the call returns at
+    // once, so that uploads to several GPUs overlap (wait_uploaded), and the
+    // GPUs' work on filtered views waits for the filtering and the copies on
+    // the GPU.
     const size_t j = static_cast<size_t>(view) % live_.size();
-    live_[j]->filter_share(model, view, geometry, pixels, pitch_bytes, others_[j]);
-    live_[j]->filter_wait();
+    try {
+      live_[j]->filter_share(model, view, geometry, pixels, pitch_bytes, others_[j]);
+    } catch (...) {
+      live_[j]->wait_uploaded(view);  // the caller frees `pixels` on a failure
+      throw;
+    }
+  }
+
+  int uploads_in_flight() const override {
+    int n = 0;
+    if (resident_)
+      for (DeviceBackend* d : live_) n += d->uploads_in_flight();
+    return n;
+  }
+
+  void wait_uploaded(int view) noexcept override {
+    if (resident_) live_[static_cast<size_t>(view) % live_.size()]->wait_uploaded(view);
   }
 
   bool keeps_filtered() const override { return resident_; }

@@ -57,17 +57,12 @@ class DeviceBackend : public Backend {
  public:
   virtual int ordinal() const = 0;
   virtual bool resident() const = 0;
-  // Resident: filter() split in two: issue the work, then wait until the
-  // projection is uploaded (the caller's staging is free again); the
-  // device's later work on filtered views waits for the filtering on the
-  // GPU.
-  virtual void filter_issue(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
-                            size_t pitch_bytes) = 0;
-  virtual void filter_wait() = 0;
-  // Resident, several devices: each view is filtered once, on the devices in
-  // turn. filter_share() filters `view` here as filter_issue() does and
-  // copies the result to every device in `to` (over NVLink where there is
-  // one); their work that reads filtered views waits for it (set_peers).
+  // Resident: each view is filtered once, on the devices in turn.
+  // filter_share() issues the upload and filtering of `view` here and the
+  // copies of the result to every device in `to` (over NVLink where there is
+  // one), and returns at once: wait_uploaded(view) tells when `pixels` is
+  // free again. The work that reads filtered views, here and on the devices
+  // in `to`, waits for it on the GPU (set_peers).
   virtual void filter_share(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                             size_t pitch_bytes, const std::vector<DeviceBackend*>& to) = 0;
   virtual float* filtered_view(int view) = 0;  // resident: where view `view` is kept

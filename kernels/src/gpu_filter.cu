@@ -90,8 +90,9 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
   // The per-column weights are the CPU's own (one code for both backends).
   std::vector<double> weight(static_cast<size_t>(width)), u2(static_cast<size_t>(width));
   column_weights(model.redundancy, g, model.detector, weight.data(), u2.data());
-  // host_columns_ is free again: the previous issue was waited for (at
-  // least its upload, which follows these copies on the upload stream).
+  // host_columns_ is free again once the previous upload, which follows
+  // its copies on the upload stream, is done (so are that issue's pixels).
+  uploaded_.synchronize();
   float* cols = host_columns_.get();
   for (int i = 0; i < width; ++i) {
     cols[i] = static_cast<float>(weight[static_cast<size_t>(i)]);

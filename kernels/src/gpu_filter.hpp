@@ -16,8 +16,8 @@ class GpuFilter {
   // contiguous copy in `host_out` (pinned; null: none). Returns once done.
   void run(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
            float* device_out, size_t device_pitch, float* host_out);
-  // run() in two: issue the work (returns at once), then wait for it. Each
-  // issue must be waited for before the next.
+  // run() in two: issue the work (returns at once), then wait for it. An
+  // issue first waits until the previous one's `pixels` are uploaded.
   void issue(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
              float* device_out, size_t device_pitch, float* host_out);
   void wait();

@@ -4,6 +4,7 @@
 // bounded, and destroying or cancelling with views in flight is clean.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -203,6 +204,89 @@ TEST(Ingest, AFailureSurfacesAtTheNextPushWhichThenDidNothing) {
   r->push(0, scan.pixels(0), scan.pitch(), nullptr);
   r->finish();
   EXPECT_EQ(r->store_info().views_stored, 2);
+}
+
+// A backend that, like the CUDA backend's uploads to several GPUs, still
+// reads a view's staging after filter() returned, several views at once,
+// until wait_uploaded().
+struct LateReads {
+  std::mutex m;
+  std::vector<std::vector<float>> copies;  // what each view's late read saw
+  int in_flight = 0, most_in_flight = 0, waited = 0;
+};
+
+class LateReadingBackend final : public fdk::Backend {
+ public:
+  LateReadingBackend(const fdk::ScanModel& m, LateReads& reads)
+      : floats_(static_cast<size_t>(m.input_detector.size[0]) * static_cast<size_t>(m.input_detector.size[1])),
+        plane_(m.plane_floats()),
+        reads_(reads),
+        readers_(m.views.size()) {
+    reads_.copies.assign(m.views.size(), {});
+  }
+  ~LateReadingBackend() override {
+    for (auto& t : readers_)
+      if (t.joinable()) t.join();
+  }
+  fdk_backend kind() const override { return FDK_BACKEND_CPU; }
+  void filter(const fdk::ScanModel&, int view, const fdk::ViewGeometry&, const float* pixels, size_t,
+              float*) override {
+    {
+      std::lock_guard<std::mutex> lock(reads_.m);
+      reads_.most_in_flight = std::max(reads_.most_in_flight, ++reads_.in_flight);
+    }
+    readers_[static_cast<size_t>(view)] = std::thread([this, view, pixels] {
+      std::this_thread::sleep_for(3ms);
+      std::lock_guard<std::mutex> lock(reads_.m);
+      reads_.copies[static_cast<size_t>(view)].assign(pixels, pixels + floats_);
+    });
+  }
+  int uploads_in_flight() const override { return 3; }
+  void wait_uploaded(int view) noexcept override {
+    readers_[static_cast<size_t>(view)].join();
+    std::lock_guard<std::mutex> lock(reads_.m);
+    --reads_.in_flight;
+    ++reads_.waited;
+  }
+  bool keeps_filtered() const override { return true; }
+  void read_filtered(const fdk::ScanModel&, int view, float* out) override {
+    std::lock_guard<std::mutex> lock(reads_.m);
+    const auto& c = reads_.copies[static_cast<size_t>(view)];
+    std::copy(c.begin(), c.end(), out);
+  }
+  void backproject(const fdk::ScanModel&, int y0, int y1, float* out) override {
+    std::fill(out, out + plane_ * static_cast<size_t>(y1 - y0), 0.0f);
+  }
+  uint64_t host_work_bytes(const fdk::ScanModel&, int) const override { return 0; }
+
+ private:
+  size_t floats_, plane_;
+  LateReads& reads_;
+  std::vector<std::thread> readers_;
+};
+
+TEST(Ingest, AStagingSlotIsReusedOnlyOnceTheBackendStoppedReadingIt) {
+  const SmallScan scan;
+  LateReads reads;
+  {
+    fdk::Reconstruction r(scan.config, [&](const fdk::ScanModel& m, const fdk::Settings&) {
+      return std::make_unique<LateReadingBackend>(m, reads);
+    });
+    for (int v = 0; v < scan.views(); ++v) r.push(v, scan.pixels(v), scan.pitch(), nullptr);
+    r.finish();
+    // Every late read is over once finish returns.
+    std::lock_guard<std::mutex> lock(reads.m);
+    EXPECT_EQ(reads.waited, scan.views());
+    EXPECT_EQ(reads.in_flight, 0);
+  }
+  // Reads overlapped, and each saw its own view, not a later push's.
+  EXPECT_GE(reads.most_in_flight, 2);
+  EXPECT_LE(reads.most_in_flight, 4);  // uploads_in_flight() + the view being issued
+  for (int v = 0; v < scan.views(); ++v) {
+    const auto& c = reads.copies[static_cast<size_t>(v)];
+    ASSERT_EQ(c.size(), scan.projections[static_cast<size_t>(v)].size()) << "view " << v;
+    EXPECT_TRUE(std::equal(c.begin(), c.end(), scan.pixels(v))) << "view " << v << " was overwritten";
+  }
 }
 
 TEST(Ingest, DestroyAndCancelWithViewsInFlightAreClean) {

@@ -68,9 +68,18 @@ class Backend {
   // time, in push order. `filtered` is null when keeps_filtered(): the
   // store fetches the view later through read_filtered(), and the call may
   // return once `pixels` is no longer needed, the filtering going on in the
-  // backend (which then orders its own later uses of the view).
+  // backend (which then orders its own later uses of the view), or, when
+  // uploads_in_flight() > 0, even before: see wait_uploaded().
   virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                       size_t pitch_bytes, float* filtered) = 0;
+  // How many views' filter() calls may return while their `pixels` are
+  // still being read (uploaded to GPUs side by side). 0: filter() returns
+  // once `pixels` is free.
+  virtual int uploads_in_flight() const { return 0; }
+  // Waits until the `pixels` passed to filter() for `view` are no longer
+  // read, on the filter thread, each view once, oldest first. Never
+  // throws: a failed upload is reported by the work that reads the view.
+  virtual void wait_uploaded(int view) noexcept {}
   // True when the backend keeps every filtered view itself (a resident GPU
   // volume): the push path then does not wait for compression, and
   // fdk_finish does not wait for the store either (slabs are read from the
