@@ -83,7 +83,7 @@ class Reconstruction {
   int next_request(uint64_t capacity);
 
   Settings settings_;
-  ThreadPool ingest_pool_;  // the push path's host work: checks, compression
+  ThreadPool ingest_pool_;  // the push path's copies into staging and checks
   ScanModel model_;
   std::unique_ptr<ProjectionStore> store_;
   std::unique_ptr<Backend> backend_;
