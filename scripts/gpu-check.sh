@@ -5,7 +5,8 @@
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
 #   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
 #   (the device copy may not carry .git: FDK_COMMIT names the commit measured)
-# CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600); a
+# CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600),
+# Xpl (slabs read into page-locked memory from fdk_alloc_host); a
 # plain case runs on one GPU. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
 # 0..N-1 and, in the same invocation, on one GPU: the summary then holds the
 # scaling and each GPU's busy time. d runs under a 160 GiB host budget, one
@@ -71,6 +72,7 @@ if [ $run_bench -eq 1 ]; then
       c8) c=c; extra=(--budget-gpu 8GiB) ;;      # (c) within 8 GiB of GPU memory: streamed slabs
       *16) c=${c%16}; extra=(--precision f16) ;;  # float16 storage
       *paced) c=${c%paced}; extra=(--rate 600) ;; # pushed like a scanner, 600 views/s
+      *pl) c=${c%pl}; extra=(--page-locked) ;;     # slabs read into fdk_alloc_host memory
     esac
     repeats=3
     [ "$c" = c ] && extra+=(--pool 64)

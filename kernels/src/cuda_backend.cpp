@@ -371,6 +371,20 @@ bool backend_available(const Settings& settings) noexcept {
   return true;
 }
 
+void* alloc_page_locked(size_t bytes) noexcept {
+  if (bytes == 0 || device_count() == 0) return nullptr;
+  void* p = nullptr;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+void free_page_locked(void* p) noexcept {
+  if (p && cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+}
+
 std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Settings& settings) {
   const int count = device_count();
   if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");

@@ -70,6 +70,16 @@ int checked_ordinal(const DeviceRole& role) {
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
+// True when the host address is page-locked (the device can DMA to it).
+bool page_locked(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
 void fill_terms(ViewTerms& t, const IndexMatrix& m, float weight, int row_offset) {
   for (int e = 0; e < 12; ++e) t.m[e] = static_cast<float>(m.m[e]);
   t.weight = weight;
@@ -899,9 +909,17 @@ class OneDevice final : public DeviceBackend {
     clock_.end(bp_stream_.get());
   }
 
-  // Device to caller memory (pageable): DMA into one pinned bounce buffer
-  // while CPU threads copy the previous chunk out of the other.
+  // Device to caller memory: straight by DMA when it is page-locked
+  // (fdk_alloc_host, or registered by the caller), else DMA into one pinned
+  // bounce buffer while CPU threads copy the previous chunk out of the other.
   void download(const float* src, size_t count, float* out, cudaStream_t stream) {
+    if (count == 0) return;
+    if (page_locked(out) && page_locked(out + count - 1)) {
+      check(cudaMemcpyAsync(out, src, count * sizeof(float), cudaMemcpyDeviceToHost, stream),
+            "cudaMemcpyAsync (slab download into page-locked memory)");
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (slab download)");
+      return;
+    }
     constexpr size_t kChunk = kBounceFloats;
     const size_t chunks = (count + kChunk - 1) / kChunk;
     for (size_t c = 0; c <= chunks; ++c) {

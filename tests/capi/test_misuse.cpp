@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "small_scan.hpp"
 
@@ -77,6 +79,46 @@ TEST(Misuse, NullArgumentsWithoutHandle) {
   EXPECT_STREQ(fdk_last_error(nullptr), "");
   fdk_destroy(nullptr);  // NULL-safe
   EXPECT_EQ(fdk_config_init(nullptr), nullptr);
+}
+
+// fdk_alloc_host's buffers: aligned, usable for reads, and freed once;
+// bad arguments and foreign pointers get a status and a message, never a
+// crash or a corrupted heap.
+TEST(Misuse, HostBuffersAreCheckedOnAllocationAndFree) {
+  void* p = reinterpret_cast<void*>(1);
+  EXPECT_EQ(fdk_alloc_host(0, &p), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_NE(std::string(fdk_last_create_error()).find("bytes is 0"), std::string::npos);
+  EXPECT_EQ(fdk_alloc_host(64, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fdk_alloc_host(SIZE_MAX, &p), FDK_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(p, nullptr);
+
+  // A slab read into one is the same as into ordinary memory.
+  const SmallScan scan;
+  fdk_context* ctx = nullptr;
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK) << fdk_last_create_error();
+  for (int v = 0; v < scan.views(); ++v)
+    ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
+  ASSERT_EQ(fdk_finish(ctx), FDK_OK);
+  fdk_slab_info info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(fdk_get_slab_info(ctx, 0, &info), FDK_OK);
+  std::vector<float> ordinary(info.byte_size / sizeof(float));
+  ASSERT_EQ(fdk_read_slab(ctx, 0, ordinary.data(), info.byte_size), FDK_OK);
+  void* buffer = nullptr;
+  ASSERT_EQ(fdk_alloc_host(info.byte_size, &buffer), FDK_OK) << fdk_last_create_error();
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer) % 64, 0u);
+  ASSERT_EQ(fdk_read_slab(ctx, 0, static_cast<float*>(buffer), info.byte_size), FDK_OK);
+  EXPECT_EQ(std::memcmp(buffer, ordinary.data(), info.byte_size), 0);
+  fdk_destroy(ctx);
+
+  EXPECT_EQ(fdk_free_host(nullptr), FDK_OK);
+  std::vector<float> foreign(16);
+  EXPECT_EQ(fdk_free_host(foreign.data()), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fdk_last_create_error()).find("not allocated by fdk_alloc_host"), std::string::npos);
+  EXPECT_EQ(fdk_free_host(buffer), FDK_OK);
+  EXPECT_EQ(fdk_free_host(buffer), FDK_ERROR_INVALID_ARGUMENT);  // freed already
 }
 
 TEST(Misuse, StatusStringsArePinned) {

@@ -8,6 +8,8 @@
 // "skipped: no GPU", where no CUDA device is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -123,6 +125,51 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
     }
     std::printf("[gpu] resident on %s: same bits as on one GPU: %s\n", describe(set).c_str(),
                 same_bits(one.volume, many.volume) ? "yes" : "NO");
+  }
+}
+
+// Slabs read into page-locked memory (fdk_alloc_host) go straight from the
+// GPUs by DMA, without the bounce buffers: the same bytes as a read into
+// ordinary memory, and nothing written past the slab. Resident on one GPU
+// and on several (a read spans several GPUs' chunks), and streamed.
+TEST(MultiGpu, SlabsReadIntoPageLockedMemoryAreTheSameBytes) {
+  SKIP_WITHOUT_GPU();
+  const SmallScan scan(64, 120, 96);
+  std::vector<std::pair<std::vector<int>, uint64_t>> cases{{{0}, 0}, {{0}, kStreamBudget}};
+  for (const auto& set : device_sets()) cases.push_back({set, 0});
+  for (const auto& [set, budget] : cases) {
+    const fdk_config config = on_devices(scan.config, set, budget);
+    const Outcome ordinary = reconstruct(config, scan);
+    ASSERT_FALSE(ordinary.volume.empty());
+    fdk_context* ctx = nullptr;
+    ASSERT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
+    for (int v = 0; v < scan.views(); ++v)
+      ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+    ASSERT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
+    int32_t slabs = 0;
+    ASSERT_EQ(fdk_slab_count(ctx, &slabs), FDK_OK);
+    const size_t bytes = ordinary.volume.size() * sizeof(float);
+    void* memory = nullptr;
+    ASSERT_EQ(fdk_alloc_host(bytes + 64, &memory), FDK_OK) << fdk_last_create_error();
+    float* volume = static_cast<float*>(memory);
+    std::memset(memory, 0x7f, bytes + 64);
+    size_t at = 0;
+    for (int32_t i = 0; i < slabs; ++i) {
+      fdk_slab_info info{};
+      info.struct_size = sizeof(info);
+      ASSERT_EQ(fdk_get_slab_info(ctx, i, &info), FDK_OK);
+      ASSERT_EQ(fdk_read_slab(ctx, i, volume + at, info.byte_size), FDK_OK) << fdk_last_error(ctx);
+      at += info.byte_size / sizeof(float);
+    }
+    ASSERT_EQ(at * sizeof(float), bytes);
+    const bool same = std::memcmp(volume, ordinary.volume.data(), bytes) == 0;
+    const unsigned char* tail = static_cast<const unsigned char*>(memory) + bytes;
+    EXPECT_TRUE(same) << describe(set) << (budget ? " streamed" : " resident");
+    EXPECT_TRUE(std::all_of(tail, tail + 64, [](unsigned char c) { return c == 0x7f; })) << "written past the volume";
+    std::printf("[gpu] %s on %s: read into page-locked memory, same bytes: %s\n", budget ? "streamed" : "resident",
+                describe(set).c_str(), same ? "yes" : "NO");
+    EXPECT_EQ(fdk_free_host(memory), FDK_OK);
+    fdk_destroy(ctx);
   }
 }
 

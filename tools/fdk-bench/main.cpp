@@ -74,6 +74,7 @@ struct Options {
   int gpus = 1;     // CUDA ordinals 0..gpus-1 (config.num_devices)
   bool gpus_given = false;
   bool baseline = true;  // with gpus > 1, also run on one GPU
+  bool page_locked = false;  // the slab buffer from fdk_alloc_host
   std::string json;
   std::string commit;
   std::string command_line;
@@ -104,6 +105,7 @@ void print_help() {
       "                 [--budget-host BYTES] [--budget-gpu BYTES] [--threads N]\n"
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
       "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
+      "                 [--page-locked]\n"
       "                 [--json FILE] [--commit TEXT]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
@@ -124,6 +126,9 @@ void print_help() {
       "the medians is reported, unless --no-baseline. Per GPU: busy time\n"
       "(backprojection kernels) and slabs computed, medians over the timed runs.\n"
       "The CPU backend has no GPUs: --backend cpu refuses --gpus N > 1.\n"
+      "--page-locked reads the slabs into a buffer from fdk_alloc_host (page-locked\n"
+      "when a GPU is usable: slabs come by DMA, without the library's bounce buffers);\n"
+      "by default into ordinary memory.\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");
@@ -223,6 +228,8 @@ Options parse_options(int argc, char** argv) {
       o.gpus_given = true;
     } else if (arg == "--no-baseline") {
       o.baseline = false;
+    } else if (arg == "--page-locked") {
+      o.page_locked = true;
     } else if (arg == "--slab-thickness") {
       o.slab_thickness = parse_int(next("--slab-thickness"), "--slab-thickness", 0);
     } else if (arg == "--pool") {
@@ -616,11 +623,58 @@ struct Projections {
   size_t row_pitch = 0;
 };
 
+// The one slab-sized buffer every read goes to (slabs stream out and are
+// discarded), reused across runs and configurations: ordinary memory, or
+// with --page-locked from fdk_alloc_host.
+class SlabBuffer {
+ public:
+  explicit SlabBuffer(bool page_locked) : page_locked_(page_locked) {}
+  ~SlabBuffer() { release(); }
+  SlabBuffer(const SlabBuffer&) = delete;
+  SlabBuffer& operator=(const SlabBuffer&) = delete;
+  // Grows to `bytes` (touched), or exits after reporting why it cannot.
+  void reserve(uint64_t bytes) {
+    if (bytes <= bytes_) return;
+    release();
+    const size_t floats = static_cast<size_t>(bytes / sizeof(float));
+    if (page_locked_) {
+      void* p = nullptr;
+      const fdk_status s = fdk_alloc_host(floats * sizeof(float), &p);
+      if (s != FDK_OK) {
+        std::fprintf(stderr, "fdk-bench: fdk_alloc_host failed: %s\n", describe(s, fdk_last_create_error()).c_str());
+        std::exit(1);
+      }
+      data_ = static_cast<float*>(p);
+    } else {
+      ordinary_.assign(floats, 1.0f);
+      data_ = ordinary_.data();
+    }
+    std::fill(data_, data_ + floats, 1.0f);
+    bytes_ = floats * sizeof(float);
+  }
+  float* data() const { return data_; }
+  uint64_t bytes() const { return bytes_; }
+  bool page_locked() const { return page_locked_; }
+
+ private:
+  void release() {
+    if (page_locked_ && data_) fdk_free_host(data_);
+    ordinary_.clear();
+    ordinary_.shrink_to_fit();
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+  bool page_locked_;
+  std::vector<float> ordinary_;
+  float* data_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
 // Runs o.warmup + o.repeats reconstructions on new contexts. label prefixes
 // the per-run lines ("" or "baseline "). Returns false after a failure it
 // has reported.
 bool run_series(const Options& o, int gpus, const char* label, const Projections& p,
-                std::vector<float>& slab_buffer, Series& series) {
+                SlabBuffer& slab_buffer, Series& series) {
   const fdk_config config = make_config(o, gpus);
   series.gpus = o.backend == FDK_BACKEND_CPU ? 0 : gpus;
   series.peak_reset = reset_peak_resident();
@@ -659,13 +713,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
       check(fdk_get_slab_info(ctx, s, &infos[static_cast<size_t>(s)]), ctx, "fdk_get_slab_info");
       largest = std::max(largest, infos[static_cast<size_t>(s)].byte_size);
     }
-    // One slab-sized buffer for every read, reused across runs and
-    // configurations: slabs stream out and are discarded.
-    if (slab_buffer.size() * sizeof(float) < largest) {
-      slab_buffer.clear();
-      slab_buffer.shrink_to_fit();
-      slab_buffer.assign(static_cast<size_t>(largest / sizeof(float)), 1.0f);  // touched
-    }
+    slab_buffer.reserve(largest);
 
     const auto p0 = Clock::now();
     for (int view = 0; view < o.views; ++view) {
@@ -684,8 +732,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
     const auto f1 = Clock::now();
     for (int32_t s = 0; s < slabs; ++s) {
       const fdk_slab_info& info = infos[static_cast<size_t>(s)];
-      const fdk_status st = fdk_read_slab(ctx, s, slab_buffer.data(),
-                                          slab_buffer.size() * sizeof(float));
+      const fdk_status st = fdk_read_slab(ctx, s, slab_buffer.data(), slab_buffer.bytes());
       if (st != FDK_OK) {
         std::fprintf(stderr, "fdk-bench: fdk_read_slab(%d) failed: %s\n", s,
                      describe(st, fdk_last_error(ctx)).c_str());
@@ -966,7 +1013,7 @@ int main(int argc, char** argv) {
   std::printf("generated in %.2f s\n", generation_s);
 
   const bool with_baseline = o.gpus > 1 && o.baseline;
-  std::vector<float> slab_buffer;  // one slab, reused: slabs stream out
+  SlabBuffer slab_buffer(o.page_locked);  // one slab, reused: slabs stream out
   Series main_series, base;
   if (with_baseline) std::printf("== %s\n", gpu_count_text(o.gpus).c_str());
   if (!run_series(o, o.gpus, "", projections, slab_buffer, main_series)) return 1;
@@ -1026,12 +1073,13 @@ int main(int argc, char** argv) {
   } else {
     std::printf("volume check    skipped (no warm-up run)\n");
   }
-  const double slab_buffer_bytes = static_cast<double>(slab_buffer.size() * sizeof(float));
+  const double slab_buffer_bytes = static_cast<double>(slab_buffer.bytes());
   std::printf("host peak resident %.2f GiB (budget %.2f GiB; the peak counts the bench's "
-              "projections %.2f GiB and slab buffer %.2f GiB, the budget does not)\n",
+              "projections %.2f GiB and slab buffer %.2f GiB%s, the budget does not)\n",
               gib(static_cast<double>(main_series.peak_resident)),
               gib(static_cast<double>(outcome.plan.host_memory_budget)),
-              gib(bytes_per_view * pool), gib(slab_buffer_bytes));
+              gib(bytes_per_view * pool), gib(slab_buffer_bytes),
+              slab_buffer.page_locked() ? " from fdk_alloc_host" : "");
   std::printf("\n%-22s %10s %10s %10s   (%d run%s after %d warm-up)\n", "phase", "median s",
               "min s", "max s", o.repeats, o.repeats == 1 ? "" : "s", o.warmup);
   for (const Row& row : kRows) {
@@ -1157,6 +1205,7 @@ int main(int argc, char** argv) {
     j << "  \"projection_bytes\": " << json_number(bytes_per_view * pool) << ",\n";
     j << "  \"generation_s\": " << json_number(generation_s) << ",\n";
     j << "  \"slab_buffer_bytes\": " << json_number(slab_buffer_bytes) << ",\n";
+    j << "  \"slab_buffer_from_fdk_alloc_host\": " << (slab_buffer.page_locked() ? "true" : "false") << ",\n";
     j << "  \"push_rate_views_per_s\": " << json_number(o.rate) << ",\n";
     j << "  \"store\": {\"views\": " << store.views_stored << ", \"raw_bytes\": "
       << store.raw_bytes << ", \"stored_bytes\": " << store.stored_bytes

@@ -454,6 +454,22 @@ typedef struct fdk_device_stats {
 FDK_API fdk_status fdk_get_device_stats(const fdk_context* ctx,
                                         fdk_device_stats* stats);
 
+/* ---- host memory ------------------------------------------------------------ */
+/* Allocates `bytes` of host memory to read slabs into: page-
+   locked when this build has the CUDA backend and a device is usable, so
+   that fdk_read_slab copies a slab held on the GPUs straight into it by DMA,
+   without the library's bounce buffers and the host copy out of them (the
+   bound of reads on several GPUs); any other buffer works the same, only
+   slower. Falls back to ordinary memory (64-byte aligned) when page-locked
+   memory cannot be had. Page-locked memory is a scarce system resource:
+   allocate what the reads need (one slab or a few), not the volume. Any
+   thread, no handle needed. Errors (fdk_last_create_error): INVALID_ARGUMENT
+   (NULL out, 0 bytes), OUT_OF_MEMORY. On failure *out is NULL. */
+FDK_API fdk_status fdk_alloc_host(size_t bytes, void** out);
+/* Frees a buffer from fdk_alloc_host; NULL is allowed. A pointer it did not
+   hand out (or freed already) gets INVALID_ARGUMENT and is left alone. */
+FDK_API fdk_status fdk_free_host(void* p);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
