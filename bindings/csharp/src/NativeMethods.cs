@@ -116,6 +116,15 @@ namespace Fdk
         internal static extern int fdk_get_device_stats(FdkContextHandle context,
                                                         FdkDeviceStatsNative* stats);
 
+        // ---- host memory ----
+        // The handle is filled by the marshaller itself, so no failure between
+        // the call and the SafeHandle's creation can leak the buffer.
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_alloc_host(UIntPtr bytes, out FdkHostBufferHandle buffer);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_free_host(IntPtr buffer);
+
         /// <summary>A NUL-terminated UTF-8 string owned by the library, copied.</summary>
         internal static string CopyString(IntPtr text)
         {

@@ -483,6 +483,20 @@ namespace Fdk
         }
 
         /// <summary>
+        /// Copies slab <paramref name="slab"/> into <paramref name="buffer"/>
+        /// from byte <paramref name="byteOffset"/> on: by DMA from the GPUs when
+        /// the buffer is page-locked (see <see cref="HostBuffer"/>). The offset
+        /// has no default, so that ReadSlab(slab, null) still means the array
+        /// overload.
+        /// </summary>
+        public void ReadSlab(int slab, HostBuffer buffer, long byteOffset)
+        {
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            if (byteOffset < 0 || byteOffset > buffer.ByteLength) throw new ArgumentOutOfRangeException("byteOffset");
+            buffer.Use(p => ReadSlab(slab, new IntPtr(p.ToInt64() + byteOffset), buffer.ByteLength - byteOffset));
+        }
+
+        /// <summary>
         /// Never blocks (fdk_slab_ready): true when <see cref="ReadSlab(int)"/>
         /// would not wait for a computation; otherwise false, and the slab is
         /// computed in the background so that a later call finds it ready.

@@ -26,6 +26,32 @@ namespace Fdk.Tests
         }
 
         [Test]
+        public void SlabsReadIntoAHostBufferAreTheSameFloats()
+        {
+            using (var r = new Reconstructor(TestScan.Settings()))
+            using (var buffer = new HostBuffer((long)_volume.Length * sizeof(float)))
+            {
+                TestScan.PushAll(r);
+                r.Finish();
+                long at = 0;
+                for (int s = 0; s < r.SlabCount; ++s)
+                {
+                    r.ReadSlab(s, buffer, at * sizeof(float));
+                    at += r.GetSlabInfo(s).FloatCount;
+                }
+                Assert.AreEqual(_volume.Length, at);
+                var copy = new float[_volume.Length];
+                buffer.CopyTo(0, copy, 0, copy.Length);
+                CollectionAssert.AreEqual(_volume, copy);
+                Assert.AreNotEqual(IntPtr.Zero, buffer.Pointer);
+                buffer.Dispose();
+                buffer.Dispose();  // once is enough; twice is harmless
+                Assert.Throws<ObjectDisposedException>(() => { IntPtr p = buffer.Pointer; });
+            }
+            Assert.Throws<ArgumentOutOfRangeException>(() => new HostBuffer(0));
+        }
+
+        [Test]
         public void PlanFollowsTheSettings()
         {
             Assert.AreEqual(Backend.Cpu, _plan.Backend);
