@@ -5,6 +5,9 @@
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
 #   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
 #   (the device copy may not carry .git: FDK_COMMIT names the commit measured)
+# With gpu-prebuilt/ carried (scripts/gpu-prebuild.sh, run here first) it
+# uses those binaries instead of building, and runs the gpu tests binary by
+# binary; carry ".deps" and "gpu-prebuilt".
 # CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600),
 # Xpl (slabs read into page-locked memory from fdk_alloc_host); a
 # plain case runs on one GPU. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
@@ -33,25 +36,50 @@ if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ]; then run_tests=1 run_bench=1; f
 
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
 commit=${FDK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-rm -f build-gpu/CMakeCache.txt
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
-  { tail -40 "$out/configure.log"; exit 1; }
-cmake --build build-gpu --parallel "$(nproc)" \
-  --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy >"$out/build.log" 2>&1 ||
-  { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
-echo "built $commit"
-
 summary=()
+if [ -x gpu-prebuilt/bin/fdk-bench ]; then
+  # Built on the development machine (scripts/gpu-prebuild.sh) and carried.
+  bin=gpu-prebuilt/bin
+  export LD_LIBRARY_PATH="$PWD/gpu-prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [ -n "${FDK_COMMIT:-}" ] || commit=$(cat gpu-prebuilt/COMMIT)
+  echo "prebuilt $(cat gpu-prebuilt/COMMIT) (gpu-prebuilt/)"
+  summary+=("binaries: prebuilt $(cat gpu-prebuilt/COMMIT)")
+  bench=$bin/fdk-bench cuda_tests=$bin/test_cuda_backend multi_tests=$bin/test_multi_gpu
+  accuracy_tests=$bin/test_phantom_accuracy
+else
+  bin=""
+  rm -f build-gpu/CMakeCache.txt
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
+    { tail -40 "$out/configure.log"; exit 1; }
+  cmake --build build-gpu --parallel "$(nproc)" \
+    --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy >"$out/build.log" 2>&1 ||
+    { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
+  echo "built $commit"
+  bench=./build-gpu/tools/fdk-bench/fdk-bench
+  cuda_tests=./build-gpu/tests/gpu/test_cuda_backend multi_tests=./build-gpu/tests/gpu/test_multi_gpu
+  accuracy_tests=./build-gpu/tests/accuracy/test_phantom_accuracy
+fi
+
 if [ $run_tests -eq 1 ]; then
-  ctest --test-dir build-gpu -L gpu --output-on-failure -j4 >"$out/ctest-gpu.log" 2>&1
-  grep -E "^\[gpu\]|^\[accuracy\] (full_360|short_scan|offset_det) +brain" "$out/ctest-gpu.log" | sort -u | head -40
-  grep -E "tests passed|FAILED|Failed|\(Failed\)" "$out/ctest-gpu.log" | head -20
-  summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
+  if [ -z "$bin" ]; then
+    ctest --test-dir build-gpu -L gpu --output-on-failure -j4 >"$out/ctest-gpu.log" 2>&1
+    grep -E "^\[gpu\]|^\[accuracy\] (full_360|short_scan|offset_det) +brain" "$out/ctest-gpu.log" | sort -u | head -40
+    grep -E "tests passed|FAILED|Failed|\(Failed\)" "$out/ctest-gpu.log" | head -20
+    summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
+  else
+    # No build tree to give ctest: the same tests, binary by binary.
+    { "$cuda_tests"; "$multi_tests"; FDK_TEST_BACKEND=cuda "$accuracy_tests"; } >"$out/ctest-gpu.log" 2>&1
+    passed=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$out/ctest-gpu.log" | awk '{s += $4} END {print s + 0}')
+    skipped=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$out/ctest-gpu.log" | awk '{s += $4} END {print s + 0}')
+    failed=$(grep -cE '^\[  FAILED  \] [A-Za-z_]+\.' "$out/ctest-gpu.log")
+    grep -E '^\[  FAILED  \]' "$out/ctest-gpu.log" | head -20
+    summary+=("gpu tests (gtest, binary by binary): $passed passed, $failed failed, $skipped skipped")
+  fi
   # ctest hides a passing test's output: the agreement figures, from the binaries.
-  ./build-gpu/tests/gpu/test_cuda_backend 2>&1 | grep -E "^\[gpu\]" | tee "$out/gpu-figures.txt"
-  ./build-gpu/tests/gpu/test_multi_gpu 2>&1 | grep -E "^\[gpu\]" | tee -a "$out/gpu-figures.txt"
-  FDK_TEST_BACKEND=cuda ./build-gpu/tests/accuracy/test_phantom_accuracy \
+  "$cuda_tests" 2>&1 | grep -E "^\[gpu\]" | tee "$out/gpu-figures.txt"
+  "$multi_tests" 2>&1 | grep -E "^\[gpu\]" | tee -a "$out/gpu-figures.txt"
+  FDK_TEST_BACKEND=cuda "$accuracy_tests" \
     --gtest_filter='*FullScan*:*ShortScan*:*OffsetDetector*:*Missing*' 2>&1 |
     grep -E "^\[accuracy\].*(brain|dark|bright|air)" | tee -a "$out/gpu-figures.txt"
 fi
@@ -83,7 +111,7 @@ if [ $run_bench -eq 1 ]; then
     # (d) on one GPU would not fit the same call: no baseline there.
     [ "$c" = d ] && [ -n "$gpus" ] && extra+=(--no-baseline)
     log="$out/bench-$tag.log"
-    ./build-gpu/tools/fdk-bench/fdk-bench --case "$c" --backend cuda --repeats "$repeats" --commit "$commit" \
+    "$bench" --case "$c" --backend cuda --repeats "$repeats" --commit "$commit" \
       --json "$out/bench-$tag.json" "${extra[@]}" >"$log" 2>&1
     echo "== case $name (exit $?)"
     more=""

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds here what scripts/gpu-check.sh runs on the GPU machine, for sm_90
+# with TIFF off (so nothing links libtiff, which that machine lacks), and
+# stages it in gpu-prebuilt/ (ignored by git): carry "gpu-prebuilt" with the
+# device call and gpu-check.sh skips its own configure and build, about a
+# minute of device time per call.
+#   usage: scripts/gpu-prebuild.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build=build-sm90
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF >/dev/null
+cmake --build "$build" --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy
+rm -rf gpu-prebuilt
+mkdir -p gpu-prebuilt/bin gpu-prebuilt/lib
+cp "$build/tools/fdk-bench/fdk-bench" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_multi_gpu" \
+  "$build/tests/accuracy/test_phantom_accuracy" gpu-prebuilt/bin/
+cp -L "$build/capi/libfdk.so.0" gpu-prebuilt/lib/
+# Shared libraries the GPU machine lacks (it has zstd and the CUDA toolkit).
+for exe in gpu-prebuilt/bin/* gpu-prebuilt/lib/libfdk.so.0; do
+  ldd "$exe" | awk '/=> \//{print $1, $3}'
+done | sort -u | while read -r name path; do
+  case "$name" in
+    libkissfft*) cp -L "$path" "gpu-prebuilt/lib/$name" ;;
+    libtiff*) echo "gpu-prebuild: $name is linked: the GPU machine has no libtiff" >&2; exit 1 ;;
+  esac
+done
+git rev-parse --short HEAD > gpu-prebuilt/COMMIT
+git diff --quiet HEAD -- . ':!gpu-prebuilt' || echo "$(cat gpu-prebuilt/COMMIT)+changes" > gpu-prebuilt/COMMIT
+du -sh gpu-prebuilt
+echo "gpu-prebuild: staged $(cat gpu-prebuilt/COMMIT) in gpu-prebuilt/"
