@@ -920,6 +920,8 @@ class OneDevice final : public DeviceBackend {
       check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (slab download)");
       return;
     }
+    if (role_.fault.direct_reads_only)
+      fail(FDK_ERROR_INTERNAL, "a slab download went through the bounce buffers (FDK_TEST_DIRECT_READS=1)");
     constexpr size_t kChunk = kBounceFloats;
     const size_t chunks = (count + kChunk - 1) / kChunk;
     for (size_t c = 0; c <= chunks; ++c) {
@@ -1371,6 +1373,8 @@ int resident_chunk_planes(int ny, int devices) {
 
 FaultPlan FaultPlan::from_environment() {
   FaultPlan plan;
+  const char* direct = std::getenv("FDK_TEST_DIRECT_READS");
+  plan.direct_reads_only = direct && std::strcmp(direct, "1") == 0;
   const char* text = std::getenv("FDK_TEST_FAULT");
   if (!text) return plan;
   char kind[16] = {};

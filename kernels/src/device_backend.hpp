@@ -38,6 +38,9 @@ struct FaultPlan {
   enum Kind { None, Alloc, Kernel } kind = None;
   int worker = -1;
   int after = 0;
+  // FDK_TEST_DIRECT_READS=1: a slab download that would go through the
+  // bounce buffers fails instead (tests of reads into page-locked memory).
+  bool direct_reads_only = false;
   static FaultPlan from_environment();
 };
 

@@ -129,8 +129,9 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 }
 
 // Slabs read into page-locked memory (fdk_alloc_host) go straight from the
-// GPUs by DMA, without the bounce buffers: the same bytes as a read into
-// ordinary memory, and nothing written past the slab. Resident on one GPU
+// GPUs by DMA, without the bounce buffers (FDK_TEST_DIRECT_READS makes a
+// bounced download fail): the same bytes as a read into ordinary memory,
+// and nothing written past the slab. Resident on one GPU
 // and on several (a read spans several GPUs' chunks), and streamed.
 TEST(MultiGpu, SlabsReadIntoPageLockedMemoryAreTheSameBytes) {
   SKIP_WITHOUT_GPU();
@@ -141,8 +142,13 @@ TEST(MultiGpu, SlabsReadIntoPageLockedMemoryAreTheSameBytes) {
     const fdk_config config = on_devices(scan.config, set, budget);
     const Outcome ordinary = reconstruct(config, scan);
     ASSERT_FALSE(ordinary.volume.empty());
+    // Every download of this context must go straight by DMA: one through
+    // the bounce buffers fails the read.
+    setenv("FDK_TEST_DIRECT_READS", "1", 1);
     fdk_context* ctx = nullptr;
-    ASSERT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
+    const fdk_status created = fdk_create(&config, &ctx);
+    unsetenv("FDK_TEST_DIRECT_READS");
+    ASSERT_EQ(created, FDK_OK) << fdk_last_create_error();
     for (int v = 0; v < scan.views(); ++v)
       ASSERT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
     ASSERT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
