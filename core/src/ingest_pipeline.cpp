@@ -296,31 +296,28 @@ void IngestPipeline::filter_loop() {
     if (keeps_filtered_ && job->filtered_ok) {
       uploading.push_back(job);
       for (; uploading.size() > lag; uploading.pop_front()) upload_done(uploading.front());
-      continue;
+    } else {
+      filtering_done(job);
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    --filtering_;
-    if (job->error) {
-      complete(*job);
-      continue;
-    }
-    to_store_.push_back(job);
-    changed_.notify_all();  // seal waits for filtering_
-    store_wake_.notify_one();
   }
 }
 
 void IngestPipeline::upload_done(const JobPtr& job) {
   backend_.wait_uploaded(job->view);
+  filtering_done(job);
+}
+
+void IngestPipeline::filtering_done(const JobPtr& job) {
   std::lock_guard<std::mutex> lock(mutex_);
   --filtering_;
   if (job->error) {
     complete(*job);
     return;
   }
-  release_slot(*job);  // the backend holds the view now
+  // The backend holds the view now; otherwise the slot holds it until stored.
+  if (keeps_filtered_) release_slot(*job);
   to_store_.push_back(job);
-  changed_.notify_all();  // a push may wait for the slot, seal for filtering_
+  changed_.notify_all();  // a push may wait for a slot, seal for filtering_
   store_wake_.notify_one();
 }
 

@@ -106,6 +106,9 @@ class IngestPipeline {
   // A view whose filter() returned: waits until the backend no longer reads
   // its staging, then frees the slot and queues the view for the store.
   void upload_done(const JobPtr& job);
+  // A view's filtering is over (failed, or the backend no longer reads its
+  // staging): to the store, or completed with its error.
+  void filtering_done(const JobPtr& job);
   void store_loop(int worker);
   bool store_may_run() const;  // with mutex_ held
   void store_one(Job& job, float* worker_buffer);

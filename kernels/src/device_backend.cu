@@ -213,6 +213,7 @@ class OneDevice final : public DeviceBackend {
         more_filter_streams_.push_back(std::make_unique<Stream>(+1));
         more_filters_.push_back(std::make_unique<GpuFilter>(model, more_filter_streams_.back()->get()));
       }
+      filter_view_.assign(1 + more_filters_.size(), -1);
       hold_chunks(model, role.chunk_planes, role.chunks);
       volume_.resize(model.plane_floats() * static_cast<size_t>(std::max<size_t>(1, owned_.size()) * chunk_planes_));
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
@@ -532,7 +533,6 @@ class OneDevice final : public DeviceBackend {
     const size_t i = next_filter_;
     next_filter_ = (next_filter_ + 1) % n;
     GpuFilter& f = i == 0 ? filter_ : *more_filters_[i - 1];
-    filter_view_.resize(n, -1);
     // A filter's next issue waits for its previous upload: that view's
     // pixels are free once this returns.
     filter_view_[i] = -1;

@@ -51,17 +51,8 @@ namespace Fdk
                 throw new ArgumentOutOfRangeException("sourceIndex");
             if (destinationIndex < 0 || destinationIndex > destination.Length - count)
                 throw new ArgumentOutOfRangeException("destinationIndex");
-            bool added = false;
-            try
-            {
-                _handle.DangerousAddRef(ref added);
-                Marshal.Copy(new IntPtr(_handle.DangerousGetHandle().ToInt64() + sourceIndex * sizeof(float)),
-                             destination, destinationIndex, count);
-            }
-            finally
-            {
-                if (added) _handle.DangerousRelease();
-            }
+            Use(p => Marshal.Copy(new IntPtr(p.ToInt64() + sourceIndex * sizeof(float)), destination,
+                                  destinationIndex, count));
         }
 
         /// <summary>Runs <paramref name="use"/> with the address, the buffer kept alive meanwhile.</summary>
