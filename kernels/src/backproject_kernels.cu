@@ -210,13 +210,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   }
 }
 
-// *max_bits = max(*max_bits, the warp's largest m), m >= 0 (non-negative
-// floats order like their bit patterns).
-__device__ __forceinline__ void warp_max_into(float m, unsigned* max_bits) {
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
-  if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(max_bits, __float_as_uint(m));
-}
-
 // N filtered windows (the same rows) and their angular weights.
 template <int N>
 struct PackArgs {
@@ -225,19 +218,34 @@ struct PackArgs {
   float scale[N];
 };
 
+// Rows of the windows each block of pack_max_kernel scans: one atomic per
+// block, not per warp and row (131072 atomics on one word per pair of
+// 2048^2 views serialised the kernel: 60 us per pair).
+constexpr int kMaxRowsPerBlock = 32;
+constexpr int kMaxBlockThreads = 128;
+
 // *max_bits = max(*max_bits, the largest |scale * x| of the N windows). A
 // pair's flip maps the detector onto itself, so its maximum needs no flip.
 template <int N>
-__global__ void pack_max_kernel(PackArgs<N> a, int columns, int rows, unsigned* max_bits) {
+__global__ void __launch_bounds__(kMaxBlockThreads) pack_max_kernel(PackArgs<N> a, int columns, int rows,
+                                                                     unsigned* max_bits) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  const int r = blockIdx.y;
+  const int r0 = blockIdx.y * kMaxRowsPerBlock, r1 = min(rows, r0 + kMaxRowsPerBlock);
   float m = 0.0f;
-  if (c < columns && r < rows) {
-    const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
+  if (c < columns)
+    for (int r = r0; r < r1; ++r) {
+      const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
 #pragma unroll
-    for (int k = 0; k < N; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
+      for (int k = 0; k < N; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
+    }
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
+  __shared__ float warp_max[kMaxBlockThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kMaxBlockThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+    if (m > 0.0f) atomicMax(max_bits, __float_as_uint(m));
   }
-  warp_max_into(m, max_bits);
 }
 
 template <int N>
@@ -362,8 +370,9 @@ void launch_pack_pair(const float* const src[2], size_t src_pitch, const float s
                       void* texels, size_t pitch, int columns, int rows, int texture_rows, bool split,
                       cudaStream_t stream) {
   const PackArgs<2> a = pack_args<2>(src, src_pitch, scale);
-  const dim3 grid((columns + 127) / 128, rows), texture_grid((columns + 127) / 128, texture_rows);
-  pack_max_kernel<2><<<grid, 128, 0, stream>>>(a, columns, rows, pair_max);
+  const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
+  const dim3 texture_grid((columns + 127) / 128, texture_rows);
+  pack_max_kernel<2><<<grid, kMaxBlockThreads, 0, stream>>>(a, columns, rows, pair_max);
   check_launch("pack_max_kernel (pair)");
   if (split)
     pack_pair_kernel<true><<<texture_grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
@@ -376,8 +385,9 @@ void launch_pack_half(const float* const src[4], size_t src_pitch, const float s
                       ushort4* hi, ushort4* lo, size_t pitch, int columns, int rows, int texture_rows,
                       cudaStream_t stream) {
   const PackArgs<4> a = pack_args<4>(src, src_pitch, scale);
-  const dim3 grid((columns + 127) / 128, rows), texture_grid((columns + 127) / 128, texture_rows);
-  pack_max_kernel<4><<<grid, 128, 0, stream>>>(a, columns, rows, quad_max);
+  const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
+  const dim3 texture_grid((columns + 127) / 128, texture_rows);
+  pack_max_kernel<4><<<grid, kMaxBlockThreads, 0, stream>>>(a, columns, rows, quad_max);
   check_launch("pack_max_kernel (quad)");
   pack_half_kernel<<<texture_grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
   check_launch("pack_half_kernel");

@@ -113,7 +113,12 @@ class PinnedStaging final : public StagingBuffer {
 // A set of buffers one launch uses; two sets alternate so the host prepares
 // one while the GPU works on the other.
 struct BatchSet {
-  std::vector<DeviceBuffer<unsigned char>> quad_memory, quad_memory_lo;
+  // Every slot's texels in one allocation (one cudaMalloc per slot cost
+  // about 1.3 ms each on an H200 host: 0.1 s per group of 64 pairs).
+  DeviceBuffer<unsigned char> slots, slots_lo;
+  size_t slot_stride = 0;  // bytes from one slot to the next
+  unsigned char* slot(size_t q) const { return slots.get() + q * slot_stride; }
+  unsigned char* slot_lo(size_t q) const { return slots_lo.get() + q * slot_stride; }
   std::vector<TextureObject> quad_tex, quad_tex_lo;
   DeviceBuffer<unsigned> quad_max;  // per slot, for the packing scale
   DeviceBuffer<float> windows;            // streaming: window_slots_ row windows
@@ -138,6 +143,7 @@ struct Run {
 struct HeldItem {
   bool views = false;
   std::vector<int> ids;  // orbits, or views
+  int packed = -1;       // pairs packed as they completed: its index in packed_groups_
 };
 
 class OneDevice final : public DeviceBackend {
@@ -220,6 +226,7 @@ class OneDevice final : public DeviceBackend {
       projections_.resize(view_stride_ * model.views.size());
       view_tex_.resize(model.views.size());
       make_sets(group_size_, rows_, false);
+      reserve_packed_groups();
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
                                          model.redundancy.short_scan);
       nominal_views_ = model.views;
@@ -352,6 +359,7 @@ class OneDevice final : public DeviceBackend {
           // launches when it is behind. Groups stay the same either way,
           // so every voxel sums the same groups in the same order.
           held_.push_back({false, std::move(pending_quads_)});
+          if (pairs_) pack_on_completion(model, held_.back());
           pending_quads_.clear();
         }
       }
@@ -369,6 +377,9 @@ class OneDevice final : public DeviceBackend {
     // idle with groups held.
     while (!held_.empty() && !gpu_behind()) {
       launch_item(model, held_.front(), nominal_weights_, all_chunks_);
+      scan_launches_[next_scan_launch_].record(bp_stream_.get());
+      scan_launch_used_[next_scan_launch_] = true;
+      next_scan_launch_ ^= 1;
       held_.erase(held_.begin());
     }
     dirty_ = false;
@@ -389,7 +400,10 @@ class OneDevice final : public DeviceBackend {
     for (unsigned char a : model.arrived) all_arrived &= a != 0;
     if (all_arrived && !geometry_changed_ && !dirty_ && !dropped_.load()) {
       if (!pending_views_.empty()) held_.push_back({true, std::move(pending_views_)});
-      if (!pending_quads_.empty()) held_.push_back({false, std::move(pending_quads_)});
+      if (!pending_quads_.empty()) {
+        held_.push_back({false, std::move(pending_quads_)});
+        if (pairs_) pack_on_completion(model, held_.back());
+      }
       pending_views_.clear();
       pending_quads_.clear();
       // The held groups go chunk by chunk from launch_all_chunks.
@@ -437,19 +451,12 @@ class OneDevice final : public DeviceBackend {
     if (!resident_ || launcher_.joinable()) return;
     launcher_ = std::thread([this, &model] {
       DeviceGuard guard(device_);
-      std::vector<PackedGroup> packed;
       try {
-        packed = pack_held(model);
         for (int i = chunks_launched_.load(); i < static_cast<int>(owned_.size()); ++i) {
           if (stop_launching_.load() || model.cancelled->load()) break;
           const int c = owned_[static_cast<size_t>(i)];
           const Run chunk = chunk_run(model, c);
-          for (size_t h = 0; h < held_.size(); ++h) {
-            if (packed[h].set)
-              launch_packed_pairs(model, packed[h].batch, chunk);
-            else
-              launch_item(model, held_[h], nominal_weights_, chunk);
-          }
+          for (const HeldItem& item : held_) launch_item(model, item, nominal_weights_, chunk);
           chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
           std::lock_guard<std::mutex> lock(launch_mutex_);
           chunks_launched_.store(i + 1);
@@ -460,9 +467,6 @@ class OneDevice final : public DeviceBackend {
         launch_error_ = std::current_exception();
         launched_.notify_all();
       }
-      // The packed groups are freed once the GPU is past them.
-      if (!packed.empty()) cudaStreamSynchronize(bp_stream_.get());
-      packed.clear();
       std::lock_guard<std::mutex> lock(launch_mutex_);
       launcher_done_ = true;
       launched_.notify_all();
@@ -589,27 +593,30 @@ class OneDevice final : public DeviceBackend {
            a.pox == b.pox && a.poy == b.poy;
   }
 
+  // A slot of `rows` texel rows, rounded so that every slot starts on a
+  // texture base alignment.
+  size_t slot_stride(int rows) const {
+    return round_up(quad_pitch_ * static_cast<size_t>(rows), base_align_ * sizeof(float));
+  }
+
   void make_sets(int quads, int rows, bool streaming) {
     for (BatchSet& set : sets_) make_set(set, quads, rows, streaming);
     set_rows_ = rows;
   }
 
   void make_set(BatchSet& set, int quads, int rows, bool streaming) {
-    set.quad_memory.resize(static_cast<size_t>(quads));
-    set.quad_tex.resize(static_cast<size_t>(quads));
     const bool lo = format_.split && !pairs_;  // pairs keep hi and lo in one texel
-    set.quad_memory_lo.resize(lo ? static_cast<size_t>(quads) : 0);
+    set.slot_stride = slot_stride(rows);
+    set.slots.resize(set.slot_stride * static_cast<size_t>(quads));
+    if (lo) set.slots_lo.resize(set.slot_stride * static_cast<size_t>(quads));
+    set.quad_tex.resize(static_cast<size_t>(quads));
     set.quad_tex_lo.resize(lo ? static_cast<size_t>(quads) : 0);
     set.quad_max.resize(static_cast<size_t>(quads));
     for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
-      set.quad_memory[q].resize(quad_pitch_ * rows);
       const cudaChannelFormatDesc desc =
           pairs_ && !format_.split ? cudaCreateChannelDescHalf2() : format_.desc;
-      set.quad_tex[q].make_pitch2d(set.quad_memory[q].get(), desc, columns_, rows, quad_pitch_);
-      if (format_.split && !pairs_) {
-        set.quad_memory_lo[q].resize(quad_pitch_ * rows);
-        set.quad_tex_lo[q].make_pitch2d(set.quad_memory_lo[q].get(), format_.desc, columns_, rows, quad_pitch_);
-      }
+      set.quad_tex[q].make_pitch2d(set.slot(q), desc, columns_, rows, quad_pitch_);
+      if (lo) set.quad_tex_lo[q].make_pitch2d(set.slot_lo(q), format_.desc, columns_, rows, quad_pitch_);
     }
     if (streaming) {
       window_stride_ = round_up(pitch_ * rows, base_align_);
@@ -675,8 +682,8 @@ class OneDevice final : public DeviceBackend {
 
   void pack_quad(const float* const src[4], const float scale[4], BatchSet& set, int slot, int rows) {
     const size_t q = static_cast<size_t>(slot);
-    launch_pack_half(src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.quad_memory[q].get()),
-                     format_.split ? reinterpret_cast<ushort4*>(set.quad_memory_lo[q].get()) : nullptr,
+    launch_pack_half(src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.slot(q)),
+                     format_.split ? reinterpret_cast<ushort4*>(set.slot_lo(q)) : nullptr,
                      quad_pitch_ / kTexelBytes, columns_, rows, set_rows_, bp_stream_.get());
   }
 
@@ -684,12 +691,12 @@ class OneDevice final : public DeviceBackend {
   void prepare_quads(QuadBatch& batch, BatchSet& set) {
     batch.quad_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
-    clear_scales(set);
+    clear_scales(set, bp_stream_.get());
   }
 
   // The packing scales start at 0 (the pack kernels take maxima into them).
-  void clear_scales(BatchSet& set) {
-    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), bp_stream_.get()), "cudaMemsetAsync (scales)");
+  void clear_scales(BatchSet& set, cudaStream_t stream) {
+    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), stream), "cudaMemsetAsync (scales)");
   }
 
   void set_quad_textures(QuadBatch& batch, const BatchSet& set, int slot) {
@@ -748,10 +755,11 @@ class OneDevice final : public DeviceBackend {
     for (const DeviceBackend* p : peers_) p->order_after_filters(stream);
   }
 
-  // True when a new launch would wait for the GPU (both batch sets busy).
+  // True when two launches of the scan are still queued: a new one would
+  // wait for the GPU.
   bool gpu_behind() const {
-    const BatchSet& set = sets_[static_cast<size_t>(next_set_)];
-    return set.used && !set.done.ready();
+    const size_t k = static_cast<size_t>(next_scan_launch_);
+    return scan_launch_used_[k] && !scan_launches_[k].ready();
   }
 
   // Resident: quads `group` into the planes of `run`.
@@ -790,7 +798,7 @@ class OneDevice final : public DeviceBackend {
                          const Run& run) {
     BatchSet& set = next_set();
     PairBatch batch{};
-    pack_pairs(model, group, weights, set, batch);
+    pack_pairs(model, group, weights, set, batch, bp_stream_.get());
     launch_packed_pairs(model, batch, run);
     set.done.record(bp_stream_.get());
     set.used = true;
@@ -799,12 +807,12 @@ class OneDevice final : public DeviceBackend {
   // Packs mirror pairs `group` into `set` (on the backprojection stream)
   // and fills `batch` for them but for its geometry.
   void pack_pairs(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                  BatchSet& set, PairBatch& batch) {
-    after_filters(bp_stream_.get());
+                  BatchSet& set, PairBatch& batch, cudaStream_t stream) {
+    after_filters(stream);
     batch.count = static_cast<int>(group.size());
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
-    clear_scales(set);
+    clear_scales(set, stream);
     for (int s = 0; s < batch.count; ++s) {
       const auto& pair = orbits_[static_cast<size_t>(group[static_cast<size_t>(s)])];
       const float* src[2];
@@ -815,9 +823,8 @@ class OneDevice final : public DeviceBackend {
         src[c] = projections_.get() + static_cast<size_t>(pair[c]) * view_stride_;
         scale[c] = share * static_cast<float>(weights[static_cast<size_t>(pair[c])]);
       }
-      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
-                       quad_pitch_ / (format_.split ? 8 : 4), columns_, rows_, set_rows_, format_.split,
-                       bp_stream_.get());
+      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.slot(static_cast<size_t>(s)),
+                       quad_pitch_ / (format_.split ? 8 : 4), columns_, rows_, set_rows_, format_.split, stream);
       const double sid = model.views[static_cast<size_t>(pair[0])].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(pair[0])], static_cast<float>(sid * sid), 0);
       batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
@@ -831,40 +838,49 @@ class OneDevice final : public DeviceBackend {
     clock_.end(bp_stream_.get());
   }
 
-  // Held groups of pairs packed once for every chunk of the finish.
+  // A group of pairs packed once, as it completed, into a set of its own.
   struct PackedGroup {
-    std::unique_ptr<BatchSet> set;  // null: packed again for each chunk
+    BatchSet set;
     PairBatch batch{};
   };
 
-  // Resident, at the finish: packs as many held groups of pairs as device
-  // memory allows, each into a set of its own (the two rotating sets would
-  // pack each group again for every chunk: with several GPUs each packs
-  // every group for each of its chunks, work that does not shrink with the
-  // GPU count).
-  std::vector<PackedGroup> pack_held(const ScanModel& model) {
-    std::vector<PackedGroup> packed(held_.size());
-    if (!pairs_) return packed;
+  // Resident: packs a group of pairs as it completes into a set reserved
+  // at set-up, so that the finish's chunks only launch. The rotating sets
+  // would pack each group again for every chunk of the finish, work that
+  // does not shrink with the GPU count (on a stream of its own the packing
+  // measured the same as here on the backprojection's). Without a set left
+  // the group is packed when launched.
+  void pack_on_completion(const ScanModel& model, HeldItem& item) {
+    if (next_packed_ >= packed_groups_.size()) return;
+    PackedGroup& g = *packed_groups_[next_packed_];
+    pack_pairs(model, item.ids, nominal_weights_, g.set, g.batch, bp_stream_.get());
+    item.packed = static_cast<int>(next_packed_++);
+  }
+
+  // Resident, at set-up: a set for each group of pairs of the scan, as
+  // device memory allows. Made here because allocating sets at the finish
+  // kept four H200s idle 0.5 s of (c) (the host made 448 allocations while
+  // the GPUs had run out of work).
+  void reserve_packed_groups() {
+    if (!pairs_) return;
     size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const uint64_t reserve = 512ull << 20;
     uint64_t room = std::min<uint64_t>(budget_ > resident_bytes_ ? budget_ - resident_bytes_ : 0,
                                        free_bytes > reserve ? free_bytes - reserve : 0);
-    const uint64_t per_set = static_cast<uint64_t>(group_size_) * quad_pitch_ * static_cast<uint64_t>(rows_) + 4096;
-    for (size_t i = 0; i < held_.size(); ++i) {
-      if (held_[i].views || room < per_set || stop_launching_.load()) continue;
+    const uint64_t per_set = static_cast<uint64_t>(group_size_) * slot_stride(rows_) + 4096;
+    const size_t groups = (orbits_.size() + static_cast<size_t>(group_size_) - 1) / static_cast<size_t>(group_size_);
+    while (packed_groups_.size() < groups && room >= per_set) {
       room -= per_set;
-      auto set = std::make_unique<BatchSet>();
+      auto g = std::make_unique<PackedGroup>();
       try {
-        make_set(*set, group_size_, rows_, false);
+        make_set(g->set, group_size_, rows_, false);
       } catch (const Error&) {
         cudaGetLastError();
-        break;  // no room after all: the rest is packed chunk by chunk
+        break;  // no room after all: the other groups are packed when launched
       }
-      pack_pairs(model, held_[i].ids, nominal_weights_, *set, packed[i].batch);
-      packed[i].set = std::move(set);
+      packed_groups_.push_back(std::move(g));
     }
-    return packed;
   }
 
   void add_view(const ScanModel& model, int view, const std::vector<double>& weights) {
@@ -879,6 +895,10 @@ class OneDevice final : public DeviceBackend {
 
   void launch_item(const ScanModel& model, const HeldItem& item, const std::vector<double>& weights,
                    const Run& run) {
+    if (item.packed >= 0) {  // packed with the nominal weights, which `weights` are here
+      launch_packed_pairs(model, packed_groups_[static_cast<size_t>(item.packed)]->batch, run);
+      return;
+    }
     if (item.views)
       launch_views(model, item.ids, weights, run);
     else
@@ -1034,7 +1054,7 @@ class OneDevice final : public DeviceBackend {
     batch.count = count;
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
-    clear_scales(set);
+    clear_scales(set, bp_stream_.get());
     for (int s = 0; s < count; ++s) {
       const float* src[2] = {src_of(s, 0), src_of(s, 1)};
       // A view that is its own mirror is looked up twice per voxel.
@@ -1042,7 +1062,7 @@ class OneDevice final : public DeviceBackend {
       float scale[2];
       for (int c = 0; c < 2; ++c) scale[c] = share * static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
       const auto& w = window[static_cast<size_t>(s)];
-      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.quad_memory[static_cast<size_t>(s)].get(),
+      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.slot(static_cast<size_t>(s)),
                        quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, set_rows_,
                        format_.split, bp_stream_.get());
       const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
@@ -1340,6 +1360,14 @@ class OneDevice final : public DeviceBackend {
   DeviceBuffer<double> mask_matrices_, mask_principal_;
   std::vector<TextureObject> view_tex_;
   std::array<BatchSet, 2> sets_;
+  // Resident: a set per group of pairs, filled as the groups complete (the
+  // first next_packed_ are).
+  std::vector<std::unique_ptr<PackedGroup>> packed_groups_;
+  size_t next_packed_ = 0;
+  // Resident: the last two launches during the scan (gpu_behind).
+  std::array<Event, 2> scan_launches_;
+  std::array<bool, 2> scan_launch_used_{};
+  int next_scan_launch_ = 0;
   mutable KernelClock clock_;
   std::array<PinnedBuffer<float>, 2> bounce_;
   std::array<Event, 2> bounce_done_;

@@ -38,6 +38,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -559,7 +560,7 @@ struct VolumeCheck {
   uint64_t count = 0;
 };
 
-void scan_slab(const float* data, size_t n, VolumeCheck& check_result) {
+void scan_piece(const float* data, size_t n, VolumeCheck& check_result) {
   for (size_t i = 0; i < n; ++i) {
     const float v = data[i];
     if (!std::isfinite(v)) {
@@ -571,6 +572,34 @@ void scan_slab(const float* data, size_t n, VolumeCheck& check_result) {
     check_result.max = std::max(check_result.max, v);
     check_result.sum += v;
     ++check_result.count;
+  }
+}
+
+// In a fixed number of pieces, summed in order, so that the mean does not
+// depend on the machine; on threads, because one thread took 0.23 s per
+// 256 MiB slab of (c), 30 s of device time per warm-up.
+void scan_slab(const float* data, size_t n, VolumeCheck& check_result) {
+  constexpr size_t kPieces = 16;
+  std::vector<VolumeCheck> part(kPieces);
+  std::vector<std::thread> threads;
+  for (size_t p = 0; p < kPieces; ++p) {
+    const size_t a = n * p / kPieces, b = n * (p + 1) / kPieces;
+    try {
+      threads.emplace_back(scan_piece, data + a, b - a, std::ref(part[p]));
+    } catch (...) {
+      scan_piece(data + a, b - a, part[p]);  // no thread to be had
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  for (const VolumeCheck& r : part) {
+    if (r.count > 0) {
+      if (check_result.count == 0) check_result.min = r.min, check_result.max = r.max;
+      check_result.min = std::min(check_result.min, r.min);
+      check_result.max = std::max(check_result.max, r.max);
+    }
+    check_result.non_finite += r.non_finite;
+    check_result.sum += r.sum;
+    check_result.count += r.count;
   }
 }
 
