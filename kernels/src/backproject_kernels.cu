@@ -1,4 +1,7 @@
 #include "backproject_kernels.cuh"
+
+#include <algorithm>
+
 #include "cuda_check.hpp"
 
 namespace fdk::cuda {
@@ -248,6 +251,27 @@ __global__ void __launch_bounds__(kMaxBlockThreads) pack_max_kernel(PackArgs<N> 
   }
 }
 
+// pack_max_kernel for a batch of pairs, one per grid z.
+__global__ void __launch_bounds__(kMaxBlockThreads) pack_pairs_max_kernel(PackPairBatch b) {
+  const PackPair& p = b.pair[blockIdx.z];
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int r0 = blockIdx.y * kMaxRowsPerBlock, r1 = min(p.rows, r0 + kMaxRowsPerBlock);
+  float m = 0.0f;
+  if (c < b.columns)
+    for (int r = r0; r < r1; ++r) {
+      const size_t s = static_cast<size_t>(r) * b.src_pitch + c;
+      m = fmaxf(m, fmaxf(fabsf(p.scale[0] * p.src[0][s]), fabsf(p.scale[1] * p.src[1][s])));
+    }
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
+  __shared__ float warp_max[kMaxBlockThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kMaxBlockThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+    if (m > 0.0f) atomicMax(b.pair_max + blockIdx.z, __float_as_uint(m));
+  }
+}
+
 template <int N>
 PackArgs<N> pack_args(const float* const src[N], size_t src_pitch, const float scale[N]) {
   PackArgs<N> a;
@@ -286,24 +310,25 @@ __global__ void pack_half_kernel(PackArgs<4> a, const unsigned* quad_max, ushort
   if (lo) lo[d] = make_ushort4(l[0], l[1], l[2], l[3]);
 }
 
+// Grid: (columns, texture rows, pair); rows past a pair's window repeat its last.
 template <bool Split>
-__global__ void pack_pair_kernel(PackArgs<2> a, const unsigned* pair_max, void* texels, size_t pitch, int columns,
-                                 int rows) {
+__global__ void pack_pairs_kernel(PackPairBatch b) {
+  const PackPair& p = b.pair[blockIdx.z];
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
-  if (c >= columns) return;
-  const float to_unit = ldexpf(1.0f, -pack_exponent(*pair_max));
-  const size_t row = static_cast<size_t>(min(r, rows - 1)) * a.src_pitch;
-  const float x[2] = {a.scale[0] * a.src[0][row + c] * to_unit,
-                      a.scale[1] * a.src[1][row + (columns - 1 - c)] * to_unit};
+  if (c >= b.columns) return;
+  const float to_unit = ldexpf(1.0f, -pack_exponent(b.pair_max[blockIdx.z]));
+  const size_t row = static_cast<size_t>(min(r, p.rows - 1)) * b.src_pitch;
+  const float x[2] = {p.scale[0] * p.src[0][row + c] * to_unit,
+                      p.scale[1] * p.src[1][row + (b.columns - 1 - c)] * to_unit};
   unsigned short h[2], l[2];
 #pragma unroll
   for (int k = 0; k < 2; ++k) split_half(x[k], h[k], l[k]);
-  const size_t d = static_cast<size_t>(r) * pitch + c;
+  const size_t d = static_cast<size_t>(r) * b.dst_pitch + c;
   if (Split)
-    static_cast<ushort4*>(texels)[d] = make_ushort4(h[0], h[1], l[0], l[1]);
+    static_cast<ushort4*>(p.texels)[d] = make_ushort4(h[0], h[1], l[0], l[1]);
   else
-    static_cast<ushort2*>(texels)[d] = make_ushort2(h[0], h[1]);
+    static_cast<ushort2*>(p.texels)[d] = make_ushort2(h[0], h[1]);
 }
 
 __global__ void fov_kernel(const double* matrices, const double* principal_cols, int count, int nx, int nz,
@@ -366,19 +391,20 @@ void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask
   check_launch("backprojection (mirror pairs)");
 }
 
-void launch_pack_pair(const float* const src[2], size_t src_pitch, const float scale[2], unsigned* pair_max,
-                      void* texels, size_t pitch, int columns, int rows, int texture_rows, bool split,
-                      cudaStream_t stream) {
-  const PackArgs<2> a = pack_args<2>(src, src_pitch, scale);
-  const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
-  const dim3 texture_grid((columns + 127) / 128, texture_rows);
-  pack_max_kernel<2><<<grid, kMaxBlockThreads, 0, stream>>>(a, columns, rows, pair_max);
-  check_launch("pack_max_kernel (pair)");
-  if (split)
-    pack_pair_kernel<true><<<texture_grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
+void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream) {
+  if (batch.count <= 0) return;
+  int rows = 1;
+  for (int p = 0; p < batch.count; ++p) rows = std::max(rows, batch.pair[p].rows);
+  const unsigned blocks_x = (batch.columns + kMaxBlockThreads - 1) / kMaxBlockThreads;
+  const dim3 grid(blocks_x, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock, batch.count);
+  pack_pairs_max_kernel<<<grid, kMaxBlockThreads, 0, stream>>>(batch);
+  check_launch("pack_pairs_max_kernel");
+  const dim3 texture_grid((batch.columns + 127) / 128, batch.texture_rows, batch.count);
+  if (batch.split)
+    pack_pairs_kernel<true><<<texture_grid, 128, 0, stream>>>(batch);
   else
-    pack_pair_kernel<false><<<texture_grid, 128, 0, stream>>>(a, pair_max, texels, pitch, columns, rows);
-  check_launch("pack_pair_kernel");
+    pack_pairs_kernel<false><<<texture_grid, 128, 0, stream>>>(batch);
+  check_launch("pack_pairs_kernel");
 }
 
 void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,

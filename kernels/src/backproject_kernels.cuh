@@ -71,17 +71,37 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
 // which the pair's second view sees where the first sees (i, k), mirrored.
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
 
-// Packs a mirror pair (a, b) like launch_pack_half: texel column c holds a's
+// One mirror pair (a, b) for launch_pack_pairs: its windows (`rows` rows,
+// the same for both) and angular weights, and where its texels go.
+struct PackPair {
+  const float* src[2];
+  float scale[2];
+  void* texels;
+  int rows;
+};
+
+// Mirror pairs packed in one launch (two, with their maxima) rather than
+// two launches per pair: 128 launches per group filled the stream's queue
+// behind a backprojection and held the filter thread.
+struct PackPairBatch {
+  int count;
+  size_t src_pitch;         // floats
+  size_t dst_pitch;         // texels
+  int columns, texture_rows;
+  int split;
+  unsigned* pair_max;       // per pair: bits of max |value|, zeroed beforehand
+  PackPair pair[kMaxBatchPairs];
+};
+
+// Packs mirror pairs like launch_pack_half: texel column c holds a's
 // column c and b's column columns-1-c (b flipped), as half4 (hi a, hi b,
 // lo a, lo b) when `split`, else half2 (hi a, hi b). A view that is its own
-// partner is passed twice with half its weight. The texture has
+// partner is passed twice with half its weight. The textures have
 // `texture_rows` >= rows rows: those past the window repeat its last row, as
 // the texture unit's clamp repeats a whole projection's (a slab's voxels
 // below the detector then read what they read from a whole projection,
 // never rows left by an earlier batch).
-void launch_pack_pair(const float* const src[2], size_t src_pitch, const float scale[2], unsigned* pair_max,
-                      void* texels, size_t dst_pitch_texels, int columns, int rows, int texture_rows, bool split,
-                      cudaStream_t stream);
+void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream);
 
 // Packs four filtered projections (rows x columns each, the same window),
 // scaled by their angular weights, into four-channel half-precision texels:
@@ -89,13 +109,13 @@ void launch_pack_pair(const float* const src[2], size_t src_pitch, const float s
 // so hi + lo keeps about 22 bits; 2^e is set by the largest |x| of the quad
 // (found first into *quad_max, which must start at 0), so no data range
 // underflows or overflows half precision.
-// Rows past `rows` up to `texture_rows` repeat the last (launch_pack_pair).
+// Rows past `rows` up to `texture_rows` repeat the last (launch_pack_pairs).
 void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
                       ushort4* hi, ushort4* lo, size_t dst_pitch_texels, int columns, int rows, int texture_rows,
                       cudaStream_t stream);
 
 // Rows [rows, texture_rows) of a float window (pitch in floats) repeat row
-// rows - 1 (launch_pack_pair says why).
+// rows - 1 (launch_pack_pairs says why).
 void launch_repeat_last_row(float* window, size_t pitch, int columns, int rows, int texture_rows,
                             cudaStream_t stream);
 

@@ -813,22 +813,36 @@ class OneDevice final : public DeviceBackend {
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
     clear_scales(set, stream);
+    PackPairBatch pack = pack_batch(set, batch.count);
     for (int s = 0; s < batch.count; ++s) {
       const auto& pair = orbits_[static_cast<size_t>(group[static_cast<size_t>(s)])];
-      const float* src[2];
-      float scale[2];
+      PackPair& p = pack.pair[s];
       // A view that is its own mirror is looked up twice per voxel.
       const float share = pair[0] == pair[1] ? 0.5f : 1.0f;
       for (int c = 0; c < 2; ++c) {
-        src[c] = projections_.get() + static_cast<size_t>(pair[c]) * view_stride_;
-        scale[c] = share * static_cast<float>(weights[static_cast<size_t>(pair[c])]);
+        p.src[c] = projections_.get() + static_cast<size_t>(pair[c]) * view_stride_;
+        p.scale[c] = share * static_cast<float>(weights[static_cast<size_t>(pair[c])]);
       }
-      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.slot(static_cast<size_t>(s)),
-                       quad_pitch_ / (format_.split ? 8 : 4), columns_, rows_, set_rows_, format_.split, stream);
+      p.rows = rows_;
       const double sid = model.views[static_cast<size_t>(pair[0])].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(pair[0])], static_cast<float>(sid * sid), 0);
       batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
     }
+    launch_pack_pairs(pack, stream);
+  }
+
+  // The fields of a pair packing every pair of `set` shares.
+  PackPairBatch pack_batch(BatchSet& set, int count) const {
+    PackPairBatch pack{};
+    pack.count = count;
+    pack.src_pitch = pitch_;
+    pack.dst_pitch = quad_pitch_ / (format_.split ? 8 : 4);
+    pack.columns = columns_;
+    pack.texture_rows = set_rows_;
+    pack.split = format_.split ? 1 : 0;
+    pack.pair_max = set.quad_max.get();
+    for (int s = 0; s < count; ++s) pack.pair[s].texels = set.slot(static_cast<size_t>(s));
+    return pack;
   }
 
   void launch_packed_pairs(const ScanModel& model, PairBatch& batch, const Run& run) {
@@ -1055,21 +1069,23 @@ class OneDevice final : public DeviceBackend {
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
     clear_scales(set, bp_stream_.get());
+    PackPairBatch pack = pack_batch(set, count);
     for (int s = 0; s < count; ++s) {
-      const float* src[2] = {src_of(s, 0), src_of(s, 1)};
+      PackPair& p = pack.pair[s];
       // A view that is its own mirror is looked up twice per voxel.
       const float share = view_at(s, 0) == view_at(s, 1) ? 0.5f : 1.0f;
-      float scale[2];
-      for (int c = 0; c < 2; ++c) scale[c] = share * static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
+      for (int c = 0; c < 2; ++c) {
+        p.src[c] = src_of(s, c);
+        p.scale[c] = share * static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
+      }
       const auto& w = window[static_cast<size_t>(s)];
-      launch_pack_pair(src, pitch_, scale, set.quad_max.get() + s, set.slot(static_cast<size_t>(s)),
-                       quad_pitch_ / (format_.split ? 8 : 4), columns_, w[1] - w[0] + 1, set_rows_,
-                       format_.split, bp_stream_.get());
+      p.rows = w[1] - w[0] + 1;
       const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
                  w[0]);
       batch.tex[s] = set.quad_tex[static_cast<size_t>(s)].get();
     }
+    launch_pack_pairs(pack, bp_stream_.get());
     clock_.begin(bp_stream_.get());
     launch_pairs(batch, slab, mask_.get(), bp_stream_.get());
     clock_.end(bp_stream_.get());
