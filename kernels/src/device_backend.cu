@@ -883,7 +883,9 @@ class OneDevice final : public DeviceBackend {
     uint64_t room = std::min<uint64_t>(budget_ > resident_bytes_ ? budget_ - resident_bytes_ : 0,
                                        free_bytes > reserve ? free_bytes - reserve : 0);
     const uint64_t per_set = static_cast<uint64_t>(group_size_) * slot_stride(rows_) + 4096;
-    const size_t groups = (orbits_.size() + static_cast<size_t>(group_size_) - 1) / static_cast<size_t>(group_size_);
+    size_t groups = (orbits_.size() + static_cast<size_t>(group_size_) - 1) / static_cast<size_t>(group_size_);
+    if (role_.fault.packed_sets_limit >= 0)
+      groups = std::min(groups, static_cast<size_t>(role_.fault.packed_sets_limit));
     while (packed_groups_.size() < groups && room >= per_set) {
       room -= per_set;
       auto g = std::make_unique<PackedGroup>();
@@ -1419,6 +1421,7 @@ FaultPlan FaultPlan::from_environment() {
   FaultPlan plan;
   const char* direct = std::getenv("FDK_TEST_DIRECT_READS");
   plan.direct_reads_only = direct && std::strcmp(direct, "1") == 0;
+  if (const char* sets = std::getenv("FDK_TEST_PACKED_SETS")) plan.packed_sets_limit = std::atoi(sets);
   const char* text = std::getenv("FDK_TEST_FAULT");
   if (!text) return plan;
   char kind[16] = {};

@@ -41,6 +41,10 @@ struct FaultPlan {
   // FDK_TEST_DIRECT_READS=1: a slab download that would go through the
   // bounce buffers fails instead (tests of reads into page-locked memory).
   bool direct_reads_only = false;
+  // FDK_TEST_PACKED_SETS=<n>: a resident device reserves at most n sets for
+  // groups of pairs packed as they complete; the others are packed at each
+  // launch (tests that the two give the same bits).
+  int packed_sets_limit = -1;
   static FaultPlan from_environment();
 };
 
