@@ -227,20 +227,26 @@ struct PackArgs {
 constexpr int kMaxRowsPerBlock = 32;
 constexpr int kMaxBlockThreads = 128;
 
-// *max_bits = max(*max_bits, the largest |scale * x| of the N windows). A
-// pair's flip maps the detector onto itself, so its maximum needs no flip.
+// A thread's largest |scale * x| over its column of the N windows, in the
+// block's rows.
 template <int N>
-__global__ void __launch_bounds__(kMaxBlockThreads) pack_max_kernel(PackArgs<N> a, int columns, int rows,
-                                                                     unsigned* max_bits) {
+__device__ __forceinline__ float column_max(const float* const* src, const float* scale, size_t pitch, int columns,
+                                            int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r0 = blockIdx.y * kMaxRowsPerBlock, r1 = min(rows, r0 + kMaxRowsPerBlock);
   float m = 0.0f;
   if (c < columns)
     for (int r = r0; r < r1; ++r) {
-      const size_t s = static_cast<size_t>(r) * a.src_pitch + c;
+      const size_t s = static_cast<size_t>(r) * pitch + c;
 #pragma unroll
-      for (int k = 0; k < N; ++k) m = fmaxf(m, fabsf(a.scale[k] * a.src[k][s]));
+      for (int k = 0; k < N; ++k) m = fmaxf(m, fabsf(scale[k] * src[k][s]));
     }
+  return m;
+}
+
+// *max_bits = max(*max_bits, the block's largest m), m >= 0 (non-negative
+// floats order like their bit patterns). Every thread of the block calls it.
+__device__ __forceinline__ void block_max_into(float m, unsigned* max_bits) {
   for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
   __shared__ float warp_max[kMaxBlockThreads / 32];
   if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = m;
@@ -251,25 +257,18 @@ __global__ void __launch_bounds__(kMaxBlockThreads) pack_max_kernel(PackArgs<N> 
   }
 }
 
+// *max_bits = max(*max_bits, the largest |scale * x| of the N windows). A
+// pair's flip maps the detector onto itself, so its maximum needs no flip.
+template <int N>
+__global__ void __launch_bounds__(kMaxBlockThreads) pack_max_kernel(PackArgs<N> a, int columns, int rows,
+                                                                     unsigned* max_bits) {
+  block_max_into(column_max<N>(a.src, a.scale, a.src_pitch, columns, rows), max_bits);
+}
+
 // pack_max_kernel for a batch of pairs, one per grid z.
 __global__ void __launch_bounds__(kMaxBlockThreads) pack_pairs_max_kernel(PackPairBatch b) {
   const PackPair& p = b.pair[blockIdx.z];
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  const int r0 = blockIdx.y * kMaxRowsPerBlock, r1 = min(p.rows, r0 + kMaxRowsPerBlock);
-  float m = 0.0f;
-  if (c < b.columns)
-    for (int r = r0; r < r1; ++r) {
-      const size_t s = static_cast<size_t>(r) * b.src_pitch + c;
-      m = fmaxf(m, fmaxf(fabsf(p.scale[0] * p.src[0][s]), fabsf(p.scale[1] * p.src[1][s])));
-    }
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
-  __shared__ float warp_max[kMaxBlockThreads / 32];
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = m;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kMaxBlockThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
-    if (m > 0.0f) atomicMax(b.pair_max + blockIdx.z, __float_as_uint(m));
-  }
+  block_max_into(column_max<2>(p.src, p.scale, b.src_pitch, b.columns, p.rows), b.pair_max + blockIdx.z);
 }
 
 template <int N>
