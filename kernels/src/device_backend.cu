@@ -378,7 +378,6 @@ class OneDevice final : public DeviceBackend {
     while (!held_.empty() && !gpu_behind()) {
       launch_item(model, held_.front(), nominal_weights_, all_chunks_);
       scan_launches_[next_scan_launch_].record(bp_stream_.get());
-      scan_launch_used_[next_scan_launch_] = true;
       next_scan_launch_ ^= 1;
       held_.erase(held_.begin());
     }
@@ -756,11 +755,8 @@ class OneDevice final : public DeviceBackend {
   }
 
   // True when two launches of the scan are still queued: a new one would
-  // wait for the GPU.
-  bool gpu_behind() const {
-    const size_t k = static_cast<size_t>(next_scan_launch_);
-    return scan_launch_used_[k] && !scan_launches_[k].ready();
-  }
+  // wait for the GPU (an event never recorded is ready).
+  bool gpu_behind() const { return !scan_launches_[static_cast<size_t>(next_scan_launch_)].ready(); }
 
   // Resident: quads `group` into the planes of `run`.
   void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
@@ -1384,7 +1380,6 @@ class OneDevice final : public DeviceBackend {
   size_t next_packed_ = 0;
   // Resident: the last two launches during the scan (gpu_behind).
   std::array<Event, 2> scan_launches_;
-  std::array<bool, 2> scan_launch_used_{};
   int next_scan_launch_ = 0;
   mutable KernelClock clock_;
   std::array<PinnedBuffer<float>, 2> bounce_;
