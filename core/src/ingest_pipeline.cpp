@@ -15,6 +15,10 @@ namespace fdk {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// How long after a read background compression keeps pausing: longer than
+// the gap between back-to-back reads, short beside a caller that writes
+// each slab to disk before reading the next.
+constexpr auto kReadQuiet = std::chrono::milliseconds(50);
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // The failure of one view as an fdk::Error that names it.
@@ -238,6 +242,7 @@ IngestPipeline::ReadGuard::ReadGuard(IngestPipeline& p) : p_(p) {
 IngestPipeline::ReadGuard::~ReadGuard() {
   std::lock_guard<std::mutex> lock(p_.mutex_);
   --p_.readers_;
+  p_.last_read_end_ = Clock::now();
   p_.store_wake_.notify_all();
 }
 
@@ -330,8 +335,15 @@ void IngestPipeline::store_loop(int worker) {
     JobPtr job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      store_wake_.wait(lock, [&] { return stop_ || (!to_store_.empty() && store_may_run()); });
-      if (stop_) return;
+      for (;;) {
+        if (stop_) return;
+        auto resume = Clock::time_point::max();
+        if (!to_store_.empty() && store_may_run(Clock::now(), &resume)) break;
+        if (resume == Clock::time_point::max())
+          store_wake_.wait(lock);
+        else
+          store_wake_.wait_until(lock, resume);
+      }
       job = to_store_.front();
       to_store_.pop_front();
     }
@@ -345,9 +357,13 @@ void IngestPipeline::store_loop(int worker) {
   }
 }
 
-bool IngestPipeline::store_may_run() const {
+bool IngestPipeline::store_may_run(Clock::time_point now, Clock::time_point* resume) const {
   // Reads have the cores and the bus first.
   if (sealed_ && readers_ > 0) return false;
+  if (sealed_ && now < last_read_end_ + kReadQuiet) {
+    *resume = last_read_end_ + kReadQuiet;
+    return false;
+  }
   // A backend that keeps the filtered views never reads the store back, so
   // compressing them waits for the scan's end: during it the cores and the
   // memory bus serve the pushes. A push that waits for its own view (the

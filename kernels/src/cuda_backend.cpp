@@ -309,6 +309,10 @@ class CudaBackend final : public Backend {
     std::vector<size_t> spanned;
     for (size_t j = 0; j < live_.size(); ++j)
       if (!mine[j].empty()) spanned.push_back(j);
+    // The copy threads are shared: more than kMaxCopyTasks at once only
+    // contend for the memory bus.
+    const int tasks = std::max(1, kMaxCopyTasks / std::max<int>(1, static_cast<int>(spanned.size())));
+    for (size_t j : spanned) live_[j]->set_copy_tasks(tasks);
     // The first GPU's share on this thread, the others' on threads of their own.
     std::vector<std::thread> helpers;
     for (size_t i = 1; i < spanned.size(); ++i) {

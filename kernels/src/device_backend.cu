@@ -58,7 +58,14 @@ constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when st
 // Streamed volumes come in at least this many slabs (5 slabs of (d) on two
 // GPUs kept one idle for a fifth of the time).
 constexpr int kMinStreamedSlabs = 8;
-constexpr size_t kBounceFloats = size_t{4} << 20;  // 16 MiB per slab-download bounce buffer
+// Slab downloads into pageable memory go through a ring of pinned chunks.
+constexpr size_t kBounceFloats = size_t{4} << 20;  // 16 MiB per chunk
+constexpr int kBounceChunks = 4;
+
+// Bounce chunks no larger than the whole volume: a small volume pins little.
+size_t bounce_chunk_floats(const ScanModel& model) {
+  return std::min(kBounceFloats, model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
+}
 
 // The device's ordinal, unless a test injects a set-up failure into it.
 int checked_ordinal(const DeviceRole& role) {
@@ -258,7 +265,8 @@ class OneDevice final : public DeviceBackend {
       }
     }
     // Pinning costs milliseconds per hundred MiB: done here, not in a read.
-    for (auto& b : bounce_) b.resize(kBounceFloats);
+    bounce_chunk_ = bounce_chunk_floats(model);
+    bounce_.resize(kBounceChunks * bounce_chunk_);
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (setup)");
     scope_.leave();
   }
@@ -304,8 +312,9 @@ class OneDevice final : public DeviceBackend {
   }
 
   uint64_t host_work_bytes(const ScanModel& model, int planes) const override {
-    if (resident_) return 0;  // slabs are copied straight from the device
-    return 2ull * window_slots_ * 4ull * columns_ * static_cast<uint64_t>(window_rows(planes));
+    const uint64_t bounce = sizeof(float) * kBounceChunks * bounce_chunk_floats(model);
+    if (resident_) return bounce;  // slabs are copied straight from the device
+    return bounce + 2ull * window_slots_ * 4ull * columns_ * static_cast<uint64_t>(window_rows(planes));
   }
 
   std::unique_ptr<StagingBuffer> make_staging(size_t floats) const override {
@@ -515,6 +524,8 @@ class OneDevice final : public DeviceBackend {
     }
     fail(FDK_ERROR_INTERNAL, "a streamed slab is read through the shared prefetch");
   }
+
+  void set_copy_tasks(int tasks) override { copy_tasks_.store(tasks); }
 
   bool early_slab_done() const override { return early_done_; }
   int ordinal() const override { return device_; }
@@ -942,8 +953,10 @@ class OneDevice final : public DeviceBackend {
   }
 
   // Device to caller memory: straight by DMA when it is page-locked
-  // (fdk_alloc_host, or registered by the caller), else DMA into one pinned
-  // bounce buffer while CPU threads copy the previous chunk out of the other.
+  // (fdk_alloc_host, or registered by the caller), else by DMA through a
+  // ring of pinned bounce chunks, kept up to kBounceChunks - 1 ahead of CPU
+  // threads copying chunks out in order. With two chunks the DMA waited for
+  // each copy and the copy for each DMA, in turn.
   void download(const float* src, size_t count, float* out, cudaStream_t stream) {
     if (count == 0) return;
     if (page_locked(out) && page_locked(out + count - 1)) {
@@ -954,29 +967,31 @@ class OneDevice final : public DeviceBackend {
     }
     if (role_.fault.direct_reads_only)
       fail(FDK_ERROR_INTERNAL, "a slab download went through the bounce buffers (FDK_TEST_DIRECT_READS=1)");
-    constexpr size_t kChunk = kBounceFloats;
-    const size_t chunks = (count + kChunk - 1) / kChunk;
-    for (size_t c = 0; c <= chunks; ++c) {
-      if (c < chunks) {
-        const size_t n = std::min(kChunk, count - c * kChunk);
-        check(cudaMemcpyAsync(bounce_[c & 1].get(), src + c * kChunk, n * sizeof(float), cudaMemcpyDeviceToHost,
-                              stream),
-              "cudaMemcpyAsync (slab download)");
-        bounce_done_[c & 1].record(stream);
-      }
-      if (c > 0) {
-        const size_t p = c - 1, n = std::min(kChunk, count - p * kChunk);
-        bounce_done_[p & 1].synchronize();
-        const float* from = bounce_[p & 1].get();
-        float* to = out + p * kChunk;
-        // Every thread of the pool: capped at 16 tasks, reads of (b) on two
-        // and four H200s took 0.19 s instead of 0.17 and 0.15 s.
-        const int tasks = pool_.size();
-        pool_.parallel_for(tasks, [&](int t, int) {
-          const size_t a = n * t / tasks, b = n * (t + 1) / tasks;
-          std::memcpy(to + a, from + a, (b - a) * sizeof(float));
-        });
-      }
+    constexpr size_t ring = kBounceChunks;
+    const size_t chunk = bounce_chunk_;
+    const size_t chunks = (count + chunk - 1) / chunk;
+    const auto floats = [&](size_t c) { return std::min(chunk, count - c * chunk); };
+    size_t issued = 0;
+    const auto issue = [&] {
+      check(cudaMemcpyAsync(bounce_.get() + issued % ring * chunk, src + issued * chunk, floats(issued) * sizeof(float),
+                            cudaMemcpyDeviceToHost, stream),
+            "cudaMemcpyAsync (slab download)");
+      bounce_done_[issued % ring].record(stream);
+      ++issued;
+    };
+    while (issued < std::min(chunks, ring)) issue();
+    for (size_t c = 0; c < chunks; ++c) {
+      bounce_done_[c % ring].synchronize();
+      const float* from = bounce_.get() + c % ring * chunk;
+      float* to = out + c * chunk;
+      const size_t n = floats(c);
+      const int tasks = std::max(1, std::min(pool_.size(), copy_tasks_.load()));
+      pool_.parallel_for(tasks, [&](int t, int) {
+        const size_t a = n * t / tasks, b = n * (t + 1) / tasks;
+        std::memcpy(to + a, from + a, (b - a) * sizeof(float));
+      });
+      // Its chunk copied out, the buffer takes the next DMA.
+      if (issued < chunks) issue();
     }
   }
 
@@ -1382,8 +1397,10 @@ class OneDevice final : public DeviceBackend {
   std::array<Event, 2> scan_launches_;
   int next_scan_launch_ = 0;
   mutable KernelClock clock_;
-  std::array<PinnedBuffer<float>, 2> bounce_;
-  std::array<Event, 2> bounce_done_;
+  size_t bounce_chunk_ = 0;           // floats per chunk of bounce_
+  PinnedBuffer<float> bounce_;        // kBounceChunks chunks
+  std::atomic<int> copy_tasks_{kMaxCopyTasks};
+  std::array<Event, kBounceChunks> bounce_done_;
   mutable std::mutex timing_mutex_;  // the worker adds upload time, the reader download time
   double upload_seconds_ = 0, download_seconds_ = 0;
   // Streaming, from fdk_finish: the worker computing slabs ahead of reads.

@@ -213,6 +213,8 @@ struct LateReads {
   std::mutex m;
   std::vector<std::vector<float>> copies;  // what each view's late read saw
   int in_flight = 0, most_in_flight = 0, waited = 0;
+  std::chrono::milliseconds read_filtered_delay{0};  // per view the store reads back
+  bool keeps_volume = false;                          // like a resident GPU volume
 };
 
 class LateReadingBackend final : public fdk::Backend {
@@ -249,7 +251,9 @@ class LateReadingBackend final : public fdk::Backend {
     ++reads_.waited;
   }
   bool keeps_filtered() const override { return true; }
+  bool keeps_volume() const override { return reads_.keeps_volume; }
   void read_filtered(const fdk::ScanModel&, int view, float* out) override {
+    std::this_thread::sleep_for(reads_.read_filtered_delay);
     std::lock_guard<std::mutex> lock(reads_.m);
     const auto& c = reads_.copies[static_cast<size_t>(view)];
     std::copy(c.begin(), c.end(), out);
@@ -287,6 +291,34 @@ TEST(Ingest, AStagingSlotIsReusedOnlyOnceTheBackendStoppedReadingIt) {
     ASSERT_EQ(c.size(), scan.projections[static_cast<size_t>(v)].size()) << "view " << v;
     EXPECT_TRUE(std::equal(c.begin(), c.end(), scan.pixels(v))) << "view " << v << " was overwritten";
   }
+}
+
+// Reads come back to back; compression between them took the bus and the
+// cores from the next read (the store of a kept volume fills after finish).
+TEST(Ingest, TheStoreOfAKeptVolumeWaitsWhileSlabsAreReadBackToBack) {
+  const SmallScan scan(32, 48);
+  LateReads reads;
+  reads.read_filtered_delay = 5ms;  // each view takes the store a while
+  reads.keeps_volume = true;        // every read goes to the backend (no cache)
+  fdk::Reconstruction r(scan.config, [&](const fdk::ScanModel& m, const fdk::Settings&) {
+    return std::make_unique<LateReadingBackend>(m, reads);
+  });
+  for (int v = 0; v < scan.views(); ++v) r.push(v, scan.pixels(v), scan.pitch(), nullptr);
+  r.finish();
+  const fdk_slab_info info = r.slab_info(0);
+  std::vector<float> slab(info.byte_size / 4);
+  const auto read_for = [&](std::chrono::milliseconds span) {
+    const auto end = std::chrono::steady_clock::now() + span;
+    while (std::chrono::steady_clock::now() < end) r.read_slab(0, slab.data(), info.byte_size);
+  };
+  read_for(30ms);  // views begun before the first read are done by now
+  const int before = r.store_info().views_stored;
+  read_for(150ms);
+  EXPECT_EQ(r.store_info().views_stored, before) << "views were compressed between back-to-back reads";
+  EXPECT_LT(before, scan.views());
+  // Once the reads pause, the store fills.
+  for (int i = 0; i < 500 && r.store_info().views_stored < scan.views(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(r.store_info().views_stored, scan.views());
 }
 
 TEST(Ingest, DestroyAndCancelWithViewsInFlightAreClean) {
