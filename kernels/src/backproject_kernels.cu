@@ -149,12 +149,13 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   }
 }
 
-// Thread (i, k), k < nz/2, owns voxel columns p_0 = (i, k) and its mirror
-// p_1 = (i, nz-1-k). The pair's second view sees p_1 where the first sees
-// p_0, with the detector flipped (the packing flipped it back): the lookup
-// for p_e at the first view gives, in channel a, voxel p_e and in channel b
-// voxel p_(1-e).
-template <bool Split, int Planes>
+// Thread (i, k) owns voxel columns p_0 = (i, k) and its mirror p_1 (Kind:
+// launch_pairs). The pair's second view sees p_1 where the first sees p_0,
+// with the detector flipped (the packing flipped it back): the lookup for
+// p_e at the first view gives, in channel a, voxel p_e and in channel b
+// voxel p_(1-e). A column on the mirror line (p_1 == p_0, the diagonal
+// kinds only) takes one lookup, both channels its own.
+template <bool Split, int Planes, int Kind>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_constant__ PairBatch b, float* slab,
                                                                 const unsigned char* mask) {
   // The packing scales, once per block: a load per pair and thread would
@@ -167,10 +168,16 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   const int i = blockIdx.x * kBlockX + threadIdx.x;
   const int k = blockIdx.y * kBlockZ + threadIdx.y;
   const int t0 = blockIdx.z * Planes;
-  if (i >= g.nx || k >= g.nz / 2) return;
-  const int zs[2] = {k, g.nz - 1 - k};
-  const bool in[2] = {mask[static_cast<size_t>(zs[0]) * g.nx + i] != 0,
-                      mask[static_cast<size_t>(zs[1]) * g.nx + i] != 0};
+  const int last = g.nx - 1;
+  if (i >= g.nx) return;
+  if (Kind == 0 && k >= g.nz / 2) return;
+  if (Kind == 1 && k < i) return;
+  if (Kind == 2 && i + k > last) return;
+  const int xs[2] = {i, Kind == 0 ? i : Kind == 1 ? k : last - k};
+  const int zs[2] = {k, Kind == 0 ? g.nz - 1 - k : Kind == 1 ? i : last - i};
+  const bool self = Kind != 0 && xs[1] == i && zs[1] == k;
+  const bool in[2] = {mask[static_cast<size_t>(zs[0]) * g.nx + xs[0]] != 0,
+                      mask[static_cast<size_t>(zs[1]) * g.nx + xs[1]] != 0};
   if (!in[0] && !in[1]) return;
   float acc[2][Planes];
 #pragma unroll
@@ -178,12 +185,12 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
 #pragma unroll
     for (int t = 0; t < Planes; ++t) acc[e][t] = 0.0f;
   const float ybase = static_cast<float>(volume_plane(g, t0));
-  const float x = static_cast<float>(i);
   for (int q = 0; q < b.count; ++q) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
+      if (e == 1 && self) continue;
       ColumnLookup c;
-      if (!c.at(b.view[q], x, static_cast<float>(zs[e]), ybase, unscales[q], g.columns)) continue;
+      if (!c.at(b.view[q], static_cast<float>(xs[e]), static_cast<float>(zs[e]), ybase, unscales[q], g.columns)) continue;
       const float wt = c.wt;
 #pragma unroll
       for (int t = 0; t < Planes; ++t) {
@@ -204,12 +211,18 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
       }
     }
   }
+  if (self) {
+#pragma unroll
+    for (int t = 0; t < Planes; ++t)
+      if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + k) * g.nx + i] += acc[0][t] + acc[1][t];
+    return;
+  }
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
     if (!in[e]) continue;
 #pragma unroll
     for (int t = 0; t < Planes; ++t)
-      if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + zs[e]) * g.nx + i] += acc[e][t];
+      if (t0 + t < g.planes) slab[(static_cast<size_t>(t0 + t) * g.nz + zs[e]) * g.nx + xs[e]] += acc[e][t];
   }
 }
 
@@ -379,14 +392,30 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
   check_launch("backprojection (symmetric quads)");
 }
 
-void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
+// Kinds as launch_pairs; grid rows over the half of the grid the kind's
+// threads cover, or (diagonals) over all of it, threads past the line
+// returning at once.
+template <int Kind>
+void launch_pair_kind(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
   const dim3 block(kBlockX, kBlockZ);
-  const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (batch.g.nz / 2 + kBlockZ - 1) / kBlockZ,
+  const int rows_z = Kind == 0 ? batch.g.nz / 2 : batch.g.nz;
+  const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (rows_z + kBlockZ - 1) / kBlockZ,
                   (batch.g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
   if (batch.split)
-    pair_kernel<true, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
+    pair_kernel<true, kPairPlanesPerThread, Kind><<<grid, block, 0, stream>>>(batch, slab, mask);
   else
-    pair_kernel<false, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
+    pair_kernel<false, kPairPlanesPerThread, Kind><<<grid, block, 0, stream>>>(batch, slab, mask);
+}
+
+void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
+  if (batch.kind != 0 && batch.g.nx != batch.g.nz)
+    fail(FDK_ERROR_INTERNAL, "diagonal mirror pairs on a grid that is not square");
+  if (batch.kind == 1)
+    launch_pair_kind<1>(batch, slab, mask, stream);
+  else if (batch.kind == 2)
+    launch_pair_kind<2>(batch, slab, mask, stream);
+  else
+    launch_pair_kind<0>(batch, slab, mask, stream);
   check_launch("backprojection (mirror pairs)");
 }
 

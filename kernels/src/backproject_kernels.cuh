@@ -52,6 +52,7 @@ struct PairBatch {
   cudaTextureObject_t tex[kMaxBatchPairs];  // split: half4 (hi a, hi b, lo a, lo b); else half2 (a, b)
   const unsigned* pair_max;  // per pair: bits of max |value| (the texels' scale)
   int split;
+  int kind;  // the pairs' mirror (symmetry.hpp's MirrorKind), one for the batch
 };
 
 // Voxels per thread along y.
@@ -67,8 +68,11 @@ void launch_generic(const GenericBatch& batch, float* slab, const unsigned char*
 // voxels the 90, 180 and 270 degree rotations map it to.
 void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
 
-// nz even; thread (i, k) with k < nz / 2 also updates voxel (i, nz-1-k),
-// which the pair's second view sees where the first sees (i, k), mirrored.
+// Thread (i, k) also updates the voxel column the batch's mirror maps it to,
+// which the pair's second view sees where the first sees (i, k), the
+// detector flipped: kind 0 (nz even), (i, nz-1-k) for k < nz/2; kind 1
+// (nx == nz), (k, i) for i <= k; kind 2 (nx == nz), (n-1-k, n-1-i) for
+// i + k <= n-1. A column on the mirror line is its own partner.
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
 
 // One mirror pair (a, b) for launch_pack_pairs: its windows (`rows` rows,

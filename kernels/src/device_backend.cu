@@ -197,15 +197,29 @@ class OneDevice final : public DeviceBackend {
     resident_ = role.allow_resident && resident_bytes_ <= budget_;
     pairs_ = pairs_preferred;
     if (pairs_) {
-      orbits_.clear();
-      for (const auto& p : pairs) orbits_.push_back({p[0], p[1], -1, -1});
+      // Resident: pairs under whichever mirror completes them first (the
+      // diagonal mirrors of a square grid: none of the depth mirror's pairs
+      // completes in a full scan's first quarter, and the GPUs idled
+      // through it). Streamed slabs keep the depth mirror.
+      std::vector<MirrorPair> kinded;
+      if (resident_) kinded = find_earliest_mirror_pairs(model.views, model.matrices, model.volume, columns_);
+      if (kinded.size() < pairs.size()) {
+        kinded.clear();
+        for (const auto& p : pairs) kinded.push_back({p, MirrorKind::Depth});
+      }
       // In the order they complete when views arrive by index, so that the
       // groups of a slab backprojected during the scan (early slab)
       // complete steadily.
-      std::stable_sort(orbits_.begin(), orbits_.end(), [](const auto& a, const auto& b) {
-        return std::max(a[0], a[1]) < std::max(b[0], b[1]);
+      std::stable_sort(kinded.begin(), kinded.end(), [](const MirrorPair& a, const MirrorPair& b) {
+        return std::max(a.views[0], a.views[1]) < std::max(b.views[0], b.views[1]);
       });
+      orbits_.clear();
+      for (const MirrorPair& p : kinded) {
+        orbits_.push_back({p.views[0], p.views[1], -1, -1});
+        orbit_kind_.push_back(static_cast<unsigned char>(p.kind));
+      }
     }
+    orbit_kind_.resize(orbits_.size(), 0);  // quads: one kind
     if (resident_)
       group_size_ = pairs_ ? kResidentPairs : kResidentQuads;
     else
@@ -362,14 +376,16 @@ class OneDevice final : public DeviceBackend {
     const int q = orbit_of_view_[static_cast<size_t>(view)];
     if (q >= 0) {
       if (++orbit_arrivals_[static_cast<size_t>(q)] == orbit_size_[static_cast<size_t>(q)]) {
-        pending_quads_.push_back(q);
-        if (static_cast<int>(pending_quads_.size()) == group_size_) {
+        // A group holds orbits of one kind (one kernel per launch).
+        std::vector<int>& pending = pending_orbits_[orbit_kind_[static_cast<size_t>(q)]];
+        pending.push_back(q);
+        if (static_cast<int>(pending.size()) == group_size_) {
           // Launched while the GPU keeps up; held for fdk_finish's chunked
           // launches when it is behind. Groups stay the same either way,
           // so every voxel sums the same groups in the same order.
-          held_.push_back({false, std::move(pending_quads_)});
+          held_.push_back({false, std::move(pending)});
           if (pairs_) pack_on_completion(model, held_.back());
-          pending_quads_.clear();
+          pending.clear();
         }
       }
     } else {
@@ -408,12 +424,13 @@ class OneDevice final : public DeviceBackend {
     for (unsigned char a : model.arrived) all_arrived &= a != 0;
     if (all_arrived && !geometry_changed_ && !dirty_ && !dropped_.load()) {
       if (!pending_views_.empty()) held_.push_back({true, std::move(pending_views_)});
-      if (!pending_quads_.empty()) {
-        held_.push_back({false, std::move(pending_quads_)});
+      for (auto& pending : pending_orbits_) {
+        if (pending.empty()) continue;
+        held_.push_back({false, std::move(pending)});
         if (pairs_) pack_on_completion(model, held_.back());
+        pending.clear();
       }
       pending_views_.clear();
-      pending_quads_.clear();
       // The held groups go chunk by chunk from launch_all_chunks.
       chunks_launched_ = 0;
       finished_ = true;
@@ -424,7 +441,7 @@ class OneDevice final : public DeviceBackend {
       // The weights the views were accumulated with are not the final ones:
       // start again from the filtered projections still on the device.
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
-      pending_quads_.clear();
+      for (auto& pending : pending_orbits_) pending.clear();
       pending_views_.clear();
       check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
       compute_mask(model, false);
@@ -432,8 +449,10 @@ class OneDevice final : public DeviceBackend {
         bool complete = true;
         for (int v : orbits_[q]) complete &= v < 0 || model.arrived[static_cast<size_t>(v)] != 0;
         if (complete) {
-          pending_quads_.push_back(static_cast<int>(q));
-          if (static_cast<int>(pending_quads_.size()) == group_size_) flush_quads(model, model.view_weights);
+          const int kind = orbit_kind_[q];
+          pending_orbits_[static_cast<size_t>(kind)].push_back(static_cast<int>(q));
+          if (static_cast<int>(pending_orbits_[static_cast<size_t>(kind)].size()) == group_size_)
+            flush_orbits(model, kind, model.view_weights);
         } else {
           for (int v : orbits_[q])
             if (v >= 0 && model.arrived[static_cast<size_t>(v)]) add_view(model, v, model.view_weights);
@@ -441,7 +460,7 @@ class OneDevice final : public DeviceBackend {
       }
       for (int v : model.view_order)
         if (orbit_of_view_[static_cast<size_t>(v)] < 0) add_view(model, v, model.view_weights);
-      flush_quads(model, model.view_weights);
+      for (int kind = 0; kind < kMirrorKinds; ++kind) flush_orbits(model, kind, model.view_weights);
       flush_views(model, model.view_weights);
     }
     // Everything is launched: each chunk is final once the stream reaches it.
@@ -714,10 +733,11 @@ class OneDevice final : public DeviceBackend {
     batch.tex_lo[slot] = format_.split ? set.quad_tex_lo[static_cast<size_t>(slot)].get() : 0;
   }
 
-  // Resident: backproject the complete quads queued so far into the volume.
-  void flush_quads(const ScanModel& model, const std::vector<double>& weights) {
-    launch_group(model, pending_quads_, weights, all_chunks_);
-    pending_quads_.clear();
+  // Resident: backproject the complete orbits of `kind` queued so far into the volume.
+  void flush_orbits(const ScanModel& model, int kind, const std::vector<double>& weights) {
+    std::vector<int>& pending = pending_orbits_[static_cast<size_t>(kind)];
+    launch_group(model, pending, weights, all_chunks_);
+    pending.clear();
   }
 
   // Resident: takes `chunks` (ascending, evenly spaced) as this device's
@@ -819,6 +839,9 @@ class OneDevice final : public DeviceBackend {
     batch.count = static_cast<int>(group.size());
     batch.pair_max = set.quad_max.get();
     batch.split = format_.split ? 1 : 0;
+    batch.kind = orbit_kind_[static_cast<size_t>(group.front())];
+    for (int q : group)
+      if (orbit_kind_[static_cast<size_t>(q)] != batch.kind) fail(FDK_ERROR_INTERNAL, "a group mixes mirror kinds");
     clear_scales(set, stream);
     PackPairBatch pack = pack_batch(set, batch.count);
     for (int s = 0; s < batch.count; ++s) {
@@ -890,7 +913,11 @@ class OneDevice final : public DeviceBackend {
     uint64_t room = std::min<uint64_t>(budget_ > resident_bytes_ ? budget_ - resident_bytes_ : 0,
                                        free_bytes > reserve ? free_bytes - reserve : 0);
     const uint64_t per_set = static_cast<uint64_t>(group_size_) * slot_stride(rows_) + 4096;
-    size_t groups = (orbits_.size() + static_cast<size_t>(group_size_) - 1) / static_cast<size_t>(group_size_);
+    // Groups hold one kind each.
+    std::array<size_t, kMirrorKinds> of_kind{};
+    for (unsigned char kind : orbit_kind_) ++of_kind[kind];
+    size_t groups = 0;
+    for (size_t n : of_kind) groups += (n + static_cast<size_t>(group_size_) - 1) / static_cast<size_t>(group_size_);
     if (role_.fault.packed_sets_limit >= 0)
       groups = std::min(groups, static_cast<size_t>(role_.fault.packed_sets_limit));
     while (packed_groups_.size() < groups && room >= per_set) {
@@ -1358,7 +1385,10 @@ class OneDevice final : public DeviceBackend {
   std::vector<int> orbit_of_view_;
   std::vector<int> orbit_size_;      // distinct views per orbit
   std::vector<int> orbit_arrivals_;
-  std::vector<int> pending_quads_, pending_views_;  // orbits complete, views outside orbits
+  // Orbits complete (by kind) and views outside orbits, waiting for a group.
+  std::array<std::vector<int>, kMirrorKinds> pending_orbits_;
+  std::vector<int> pending_views_;
+  std::vector<unsigned char> orbit_kind_;  // per orbit: its MirrorKind (quads: 0)
   std::vector<HeldItem> held_;  // in arrival order, not launched yet (the GPU was behind)
   // Resident: the chunks this device holds, stored one after the other in
   // volume_ (slot_of_chunk_: a chunk's place there, -1 for another

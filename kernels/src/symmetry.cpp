@@ -28,17 +28,20 @@ std::array<double, 12> composed(const IndexMatrix& b, int c, int n) {
   return out;
 }
 
-// The matrix of view b applied to the mirror (i, j, nz-1-k) of voxel
-// (i, j, k), its column flipped about the detector's centre.
-std::array<double, 12> mirrored(const IndexMatrix& b, int nz, int columns) {
+// The matrix of view b applied to the partner of voxel (i, j, k) under the
+// mirror `kind`, its column flipped about the detector's centre.
+std::array<double, 12> mirrored(const IndexMatrix& b, MirrorKind kind, int n, int columns) {
   std::array<double, 12> out{};
+  const double last = n - 1;
   for (int r = 0; r < 3; ++r) {
     const double* m = b.m.data() + 4 * r;
     double* o = out.data() + 4 * r;
-    o[0] = m[0];
     o[1] = m[1];
-    o[2] = -m[2];
-    o[3] = m[3] + m[2] * (nz - 1);
+    switch (kind) {
+      case MirrorKind::Depth: o[0] = m[0]; o[2] = -m[2]; o[3] = m[3] + m[2] * last; break;
+      case MirrorKind::Diagonal: o[0] = m[2]; o[2] = m[0]; o[3] = m[3]; break;
+      case MirrorKind::AntiDiagonal: o[0] = -m[2]; o[2] = -m[0]; o[3] = m[3] + (m[0] + m[2]) * last; break;
+    }
   }
   for (int c = 0; c < 4; ++c) out[c] = (columns - 1) * out[8 + c] - out[c];
   return out;
@@ -124,10 +127,50 @@ std::vector<std::array<int, 2>> find_mirror_pairs(const std::vector<ViewGeometry
     const int w = find(kPi - views[v].angle);
     if (w < 0 || used[w] || !matrices[w].y_separable() ||
         std::abs(views[w].sid - views[v].sid) > 1e-9 * views[v].sid ||
-        !same(matrices[v], mirrored(matrices[w], nz, columns), std::max(nz, volume.size[0])))
+        !same(matrices[v], mirrored(matrices[w], MirrorKind::Depth, nz, columns), std::max(nz, volume.size[0])))
       continue;
     used[v] = used[w] = 1;
     pairs.push_back({v, w});
+  }
+  return pairs;
+}
+
+std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                   const std::vector<IndexMatrix>& matrices,
+                                                   const fdk_volume& volume, int columns) {
+  std::vector<MirrorPair> pairs;
+  const int nx = volume.size[0], nz = volume.size[2];
+  const bool depth = nz % 2 == 0, diagonals = nx == nz;
+  const int count = static_cast<int>(views.size());
+  const AngleIndex find(views);
+  std::vector<unsigned char> used(static_cast<size_t>(count), 0);
+  for (int v = 0; v < count; ++v) {
+    // The pair kernels reuse a column's detector column along y: untilted only.
+    if (used[v] || !matrices[v].y_separable()) continue;
+    int best = -1;
+    MirrorKind best_kind = MirrorKind::Depth;
+    const auto consider = [&](MirrorKind kind, double partner_angle) {
+      const int w = find(partner_angle);
+      if (w < 0 || used[w] || (best >= 0 && w >= best) || !matrices[w].y_separable() ||
+          std::abs(views[w].sid - views[v].sid) > 1e-9 * views[v].sid ||
+          !same(matrices[v], mirrored(matrices[w], kind, kind == MirrorKind::Depth ? nz : nx, columns),
+                std::max(nz, nx)))
+        return;
+      best = w;
+      best_kind = kind;
+    };
+    const double a = views[v].angle;
+    if (depth) consider(MirrorKind::Depth, kPi - a);
+    // Which diagonal maps which angles depends on the axes' orientation:
+    // the matrices decide.
+    if (diagonals)
+      for (MirrorKind kind : {MirrorKind::Diagonal, MirrorKind::AntiDiagonal}) {
+        consider(kind, kPi / 2 - a);
+        consider(kind, 3 * kPi / 2 - a);
+      }
+    if (best < 0) continue;
+    used[v] = used[best] = 1;
+    pairs.push_back({{v, best}, best_kind});
   }
   return pairs;
 }

@@ -28,4 +28,27 @@ std::vector<std::array<int, 2>> find_mirror_pairs(const std::vector<ViewGeometry
                                                   const std::vector<IndexMatrix>& matrices,
                                                   const fdk_volume& volume, int columns);
 
+// The mirror that maps a pair's voxels onto each other (the kernels' Kind).
+enum class MirrorKind : unsigned char {
+  Depth = 0,         // (i, j, k) -> (i, j, nz-1-k): partners at 180 degrees minus the angle
+  Diagonal = 1,      // (i, j, k) -> (k, j, i)
+  AntiDiagonal = 2,  // (i, j, k) -> (n-1-k, j, n-1-i)
+};
+constexpr int kMirrorKinds = 3;
+
+struct MirrorPair {
+  std::array<int, 2> views;
+  MirrorKind kind;
+};
+
+// Pairs as find_mirror_pairs, under any of the three mirrors (the diagonal
+// ones need nx == nz): each view, in index order, takes of its partners not
+// yet taken the one with the lowest index, so that when views arrive in
+// index order every pair completes as early as it can. On a full circular
+// scan a pair lies within a quarter turn (diagonal mirrors) where depth
+// pairs span half of one, and none completes in the first quarter.
+std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                   const std::vector<IndexMatrix>& matrices,
+                                                   const fdk_volume& volume, int columns);
+
 }  // namespace fdk::cuda

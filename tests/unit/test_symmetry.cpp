@@ -80,6 +80,77 @@ TEST(Symmetry, MirrorPairsNeedACentredDetectorAndAnEvenGrid) {
   EXPECT_EQ(fdk::cuda::find_symmetric_quads(shifted.views, shifted.matrices, shifted.volume).size(), 30u);
 }
 
+// Where view m sees voxel (i, j, k): detector column and row.
+std::array<double, 2> project(const fdk::IndexMatrix& m, double i, double j, double k) {
+  const double* a = m.m.data();
+  const double w = a[8] * i + a[9] * j + a[10] * k + a[11];
+  return {(a[0] * i + a[1] * j + a[2] * k + a[3]) / w, (a[4] * i + a[5] * j + a[6] * k + a[7]) / w};
+}
+
+// The voxel the pair's mirror maps (i, j, k) to.
+std::array<int, 3> partner(fdk::cuda::MirrorKind kind, int i, int j, int k, int n, int nz) {
+  switch (kind) {
+    case fdk::cuda::MirrorKind::Depth: return {i, j, nz - 1 - k};
+    case fdk::cuda::MirrorKind::Diagonal: return {k, j, i};
+    default: return {n - 1 - k, j, n - 1 - i};
+  }
+}
+
+TEST(Symmetry, EarliestPairsSeeEachOthersMirrorAndCompleteWithinTheirQuarter) {
+  const int n = 64, views = 120, columns = 96;
+  const Scan s = circular(n, n, views, columns);
+  const auto pairs = fdk::cuda::find_earliest_mirror_pairs(s.views, s.matrices, s.volume, columns);
+  std::vector<int> seen(s.views.size(), 0);
+  int kinds[3] = {0, 0, 0};
+  for (const auto& p : pairs) {
+    const int a = p.views[0], b = p.views[1];
+    ++seen[static_cast<size_t>(a)];
+    if (b != a) ++seen[static_cast<size_t>(b)];
+    ++kinds[static_cast<int>(p.kind)];
+    // View b sees the mirror image of a voxel where view a sees the voxel,
+    // the detector flipped: checked on voxels all over the grid.
+    for (int i = 0; i < n; i += 7)
+      for (int j = 0; j < n; j += 13)
+        for (int k = 0; k < n; k += 5) {
+          const auto q = partner(p.kind, i, j, k, n, n);
+          const auto ua = project(s.matrices[static_cast<size_t>(a)], i, j, k);
+          const auto ub = project(s.matrices[static_cast<size_t>(b)], q[0], q[1], q[2]);
+          ASSERT_NEAR(ua[0], columns - 1 - ub[0], 1e-6) << a << " " << b << " kind " << static_cast<int>(p.kind);
+          ASSERT_NEAR(ua[1], ub[1], 1e-6) << a << " " << b;
+        }
+    // The later view no later than the end of the earlier one's quarter
+    // turn (0, 90, 180 or 270 degrees included): a pair completes within it.
+    const int first = std::min(a, b), later = std::max(a, b);
+    EXPECT_LE(later, (4 * first / views + 1) * views / 4) << a << " " << b;
+  }
+  for (size_t v = 0; v < seen.size(); ++v) EXPECT_EQ(seen[v], 1) << "view " << v;
+  // Only the diagonal mirrors: the depth mirror's pairs span half a turn.
+  EXPECT_EQ(kinds[0], 0);
+  EXPECT_GT(kinds[1], 0);
+  EXPECT_GT(kinds[2], 0);
+  // Views arriving in index order: by the end of the first quarter every
+  // pair within it is complete (none of the depth mirror's is).
+  const auto complete_by = [&](int arrived) {
+    return std::count_if(pairs.begin(), pairs.end(), [&](const auto& p) { return std::max(p.views[0], p.views[1]) < arrived; });
+  };
+  EXPECT_GE(complete_by(views / 4 + 1), views / 8);
+  const auto depth = fdk::cuda::find_mirror_pairs(s.views, s.matrices, s.volume, columns);
+  EXPECT_EQ(std::count_if(depth.begin(), depth.end(), [&](const auto& p) { return std::max(p[0], p[1]) < views / 4; }), 0);
+}
+
+TEST(Symmetry, EarliestPairsOfAGridThatIsNotSquareAreTheDepthMirrors) {
+  const Scan flat = circular(64, 32, 120, 96);
+  const auto pairs = fdk::cuda::find_earliest_mirror_pairs(flat.views, flat.matrices, flat.volume, 96);
+  const auto depth = fdk::cuda::find_mirror_pairs(flat.views, flat.matrices, flat.volume, 96);
+  ASSERT_EQ(pairs.size(), depth.size());
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    EXPECT_EQ(pairs[p].kind, fdk::cuda::MirrorKind::Depth);
+    EXPECT_EQ(pairs[p].views, depth[p]);
+  }
+  const Scan shifted = circular(64, 64, 120, 96, 3.0);
+  EXPECT_TRUE(fdk::cuda::find_earliest_mirror_pairs(shifted.views, shifted.matrices, shifted.volume, 96).empty());
+}
+
 TEST(Symmetry, QuadsNeedASquareGrid) {
   const Scan flat = circular(64, 32, 120, 96);
   EXPECT_TRUE(fdk::cuda::find_symmetric_quads(flat.views, flat.matrices, flat.volume).empty());
