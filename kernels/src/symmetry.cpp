@@ -112,35 +112,17 @@ std::vector<std::array<int, 4>> find_symmetric_quads(const std::vector<ViewGeome
   return quads;
 }
 
-std::vector<std::array<int, 2>> find_mirror_pairs(const std::vector<ViewGeometry>& views,
-                                                  const std::vector<IndexMatrix>& matrices,
-                                                  const fdk_volume& volume, int columns) {
-  std::vector<std::array<int, 2>> pairs;
-  const int nz = volume.size[2];
-  if (nz % 2 != 0) return pairs;
-  const int count = static_cast<int>(views.size());
-  const AngleIndex find(views);
-  std::vector<unsigned char> used(static_cast<size_t>(count), 0);
-  for (int v = 0; v < count; ++v) {
-    // The pair kernel reuses a column's detector column along y: untilted only.
-    if (used[v] || !matrices[v].y_separable()) continue;
-    const int w = find(kPi - views[v].angle);
-    if (w < 0 || used[w] || !matrices[w].y_separable() ||
-        std::abs(views[w].sid - views[v].sid) > 1e-9 * views[v].sid ||
-        !same(matrices[v], mirrored(matrices[w], MirrorKind::Depth, nz, columns), std::max(nz, volume.size[0])))
-      continue;
-    used[v] = used[w] = 1;
-    pairs.push_back({v, w});
-  }
-  return pairs;
-}
+namespace {
 
-std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
-                                                   const std::vector<IndexMatrix>& matrices,
-                                                   const fdk_volume& volume, int columns) {
+// Each view, in index order, takes the untaken partner with the lowest index
+// under the depth mirror (nz even) and, with `diagonals` (nx == nz), the
+// diagonal ones; every candidate is checked on the matrices.
+std::vector<MirrorPair> earliest_pairs(const std::vector<ViewGeometry>& views, const std::vector<IndexMatrix>& matrices,
+                                       const fdk_volume& volume, int columns, bool diagonals) {
   std::vector<MirrorPair> pairs;
   const int nx = volume.size[0], nz = volume.size[2];
-  const bool depth = nz % 2 == 0, diagonals = nx == nz;
+  const bool depth = nz % 2 == 0;
+  diagonals = diagonals && nx == nz;
   const int count = static_cast<int>(views.size());
   const AngleIndex find(views);
   std::vector<unsigned char> used(static_cast<size_t>(count), 0);
@@ -173,6 +155,22 @@ std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometr
     pairs.push_back({{v, best}, best_kind});
   }
   return pairs;
+}
+
+}  // namespace
+
+std::vector<std::array<int, 2>> find_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                  const std::vector<IndexMatrix>& matrices,
+                                                  const fdk_volume& volume, int columns) {
+  std::vector<std::array<int, 2>> pairs;
+  for (const MirrorPair& p : earliest_pairs(views, matrices, volume, columns, false)) pairs.push_back(p.views);
+  return pairs;
+}
+
+std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                   const std::vector<IndexMatrix>& matrices,
+                                                   const fdk_volume& volume, int columns) {
+  return earliest_pairs(views, matrices, volume, columns, true);
 }
 
 }  // namespace fdk::cuda
