@@ -78,3 +78,25 @@ TEST(ThreadPool, CallsFromSeveralThreadsAtOnceEachGetTheirOwnTasksDone) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(failures_seen.load(), kRounds / 10);
 }
+
+// Workers take tasks without the pool's lock and spin between calls: many
+// small calls back to back, from several threads, on more workers than the
+// machine has cores (a worker is often descheduled between finding a call
+// and joining it, when its tasks may all be taken already).
+TEST(ThreadPool, SmallCallsBackToBackOnMoreWorkersThanCoresAllComplete) {
+  ThreadPool pool(64);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 3000; ++round) {
+        const int count = 2 + (round + c) % 33;
+        std::vector<std::atomic<int>> runs(static_cast<size_t>(count));
+        pool.parallel_for(count, [&](int task, int) { runs[static_cast<size_t>(task)].fetch_add(1); });
+        for (const auto& r : runs)
+          if (r.load() != 1) wrong.fetch_add(1);
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}

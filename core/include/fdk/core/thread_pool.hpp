@@ -4,6 +4,7 @@
 // slab workers share one pool of decompression threads): the workers serve
 // the calls in the order they came, each caller runs its own call's tasks.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -35,21 +36,27 @@ class ThreadPool {
  private:
   struct Call {
     const std::function<void(int, int)>* fn = nullptr;
-    int count = 0, next = 0, finished = 0;
-    std::exception_ptr error;
+    int count = 0;
+    std::atomic<int> next{0};    // the next task to take
+    std::atomic<int> active{0};  // workers inside the call; joined under mutex_
+    std::exception_ptr error;    // the first a task threw (mutex_)
   };
 
   void worker_loop(int slot);
-  // Runs task `task` of `call` (taken with mutex_ held; runs without it).
-  void run_one(Call& call, int task, int slot);
-  // Takes the next task of `call` (mutex_ held); -1 when all are taken.
-  int take(Call& call);
+  // Runs tasks of `call` until none is left to take.
+  void run_tasks(Call& call, int slot);
+  // The oldest call with a task left to take, or null (mutex_ held).
+  Call* call_with_tasks() const;
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::deque<Call*> calls_;  // calls with tasks not yet taken, oldest first
-  bool stop_ = false;
+  std::deque<Call*> calls_;  // calls not yet returned, oldest first
+  int sleepers_ = 0;         // workers waiting on wake_ (mutex_)
+  // Bumped by every new call, so that a worker spinning after its last
+  // task sees the next without a wake-up.
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace fdk
