@@ -12,15 +12,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a worker that ran a task, and a caller whose tasks are all
-// taken, spin before they sleep. Waking a sleeping thread costs a system
-// call and tens of microseconds before it runs: (b)'s 4 MiB projections,
-// copied in 32 tasks each, took 0.12-0.14 ms per push when each task was
-// taken under the lock by a worker woken for it, 0.08 ms with tasks taken
-// by an atomic counter and the workers spinning on from the previous push
-// (the four-H200 host's 64 cores; 300 us measured no better). Pushes and slab copies come back
-// to back, so a spin mostly ends in work; otherwise it costs this much of
-// the cores that ran the last call.
+// How long a worker that ran a task and finds no call left, and a caller
+// whose tasks are all taken, spin before they sleep. Waking a sleeping
+// thread costs a system call and tens of microseconds before it runs: (b)'s
+// 4 MiB projections, copied in 32 tasks each, took 0.12-0.14 ms per push
+// when each task was taken under the lock by a worker woken for it, 0.08 ms
+// with tasks taken by an atomic counter and the workers spinning on from
+// the previous push (the four-H200 host's 64 cores; 300 us measured no
+// better). Pushes and slab copies come back to back, so a spin mostly ends
+// in work; otherwise it costs this much of the cores that ran the last call.
 constexpr std::chrono::microseconds kSpin{100};
 
 inline void cpu_relax() {
@@ -31,13 +31,12 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until `done()` or the spin time is up; true when done.
+// Spins until `done()` or the spin time is up.
 template <class Done>
-bool spin_until(Done done) {
+void spin_until(Done done) {
   const auto end = Clock::now() + kSpin;
-  for (int i = 0;; ++i) {
-    if (done()) return true;
-    if ((i & 63) == 63 && Clock::now() >= end) return false;
+  for (int i = 0; !done(); ++i) {
+    if ((i & 63) == 63 && Clock::now() >= end) return;
     cpu_relax();
   }
 }
@@ -66,7 +65,10 @@ ThreadPool::Call* ThreadPool::call_with_tasks() const {
 void ThreadPool::run_tasks(Call& call, int slot) {
   for (;;) {
     const int task = call.next.fetch_add(1);
-    if (task >= call.count) return;
+    if (task >= call.count) {
+      if (task == call.count) open_calls_.fetch_sub(1);  // exactly one thread sees it
+      return;
+    }
     try {
       (*call.fn)(task, slot);
     } catch (...) {
@@ -77,10 +79,9 @@ void ThreadPool::run_tasks(Call& call, int slot) {
 }
 
 void ThreadPool::worker_loop(int slot) {
-  uint64_t seen = posted_.load();
-  bool spin = false;  // only a worker that just ran tasks spins
+  bool ran = false;  // only a worker that has run tasks spins before it sleeps
   for (;;) {
-    if (spin) spin_until([&] { return posted_.load() != seen || stop_.load(); });
+    if (ran) spin_until([&] { return open_calls_.load() > 0 || stop_.load(); });
     Call* call = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -92,7 +93,6 @@ void ThreadPool::worker_loop(int slot) {
         --sleepers_;
       }
       if (stop_.load()) return;
-      seen = posted_.load();
       call->active.fetch_add(1);
     }
     run_tasks(*call, slot);
@@ -103,7 +103,7 @@ void ThreadPool::worker_loop(int slot) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_.notify_all();
     }
-    spin = true;
+    ran = true;
   }
 }
 
@@ -120,7 +120,7 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
   {
     std::lock_guard<std::mutex> lock(mutex_);
     calls_.push_back(&call);
-    posted_.fetch_add(1);
+    open_calls_.fetch_add(1);
     sleepers = sleepers_;
   }
   // Wake only as many sleeping workers as the tasks can use (spinning ones

@@ -53,9 +53,10 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   std::deque<Call*> calls_;  // calls not yet returned, oldest first
   int sleepers_ = 0;         // workers waiting on wake_ (mutex_)
-  // Bumped by every new call, so that a worker spinning after its last
-  // task sees the next without a wake-up.
-  std::atomic<uint64_t> posted_{0};
+  // Calls with tasks not yet all taken: a spinning worker looks at this,
+  // not at calls_, so that it joins the next call without a wake-up and
+  // without taking the lock while it waits.
+  std::atomic<int> open_calls_{0};
   std::atomic<bool> stop_{false};
 };
 
