@@ -314,22 +314,21 @@ class CudaBackend final : public Backend {
     const size_t plane = model.plane_floats();
     std::vector<std::vector<Piece>> mine(live_.size());
     for (const Piece& p : pieces(y0, y1)) mine[static_cast<size_t>(p.device)].push_back(p);
-    std::vector<std::exception_ptr> errors(live_.size());
-    auto copy = [&](size_t j) {
-      try {
-        for (const Piece& p : mine[j])
-          live_[j]->backproject(model, p.y0, p.y1, out + plane * static_cast<size_t>(p.y0 - y0));
-      } catch (...) {
-        errors[j] = std::current_exception();
-      }
-    };
     std::vector<size_t> spanned;
     for (size_t j = 0; j < live_.size(); ++j)
       if (!mine[j].empty()) spanned.push_back(j);
     // The copy threads are shared: more than kMaxCopyTasks at once only
     // contend for the memory bus.
     const int tasks = std::max(1, kMaxCopyTasks / std::max<int>(1, static_cast<int>(spanned.size())));
-    for (size_t j : spanned) live_[j]->set_copy_tasks(tasks);
+    std::vector<std::exception_ptr> errors(live_.size());
+    auto copy = [&](size_t j) {
+      try {
+        for (const Piece& p : mine[j])
+          live_[j]->read_planes(model, p.y0, p.y1, out + plane * static_cast<size_t>(p.y0 - y0), tasks);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    };
     // The first GPU's share on this thread, the others' on threads of their own.
     std::vector<std::thread> helpers;
     for (size_t i = 1; i < spanned.size(); ++i) {

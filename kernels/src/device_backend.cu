@@ -522,29 +522,28 @@ class OneDevice final : public DeviceBackend {
   }
 
   void backproject(const ScanModel& model, int y0, int y1, float* out) override {
-    DeviceGuard guard(device_);
-    const size_t plane = model.plane_floats();
-    if (resident_) {
-      const auto start = std::chrono::steady_clock::now();
-      // Chunk by chunk: ours are not next to each other on the device.
-      for (int y = y0; y < y1;) {
-        const int c = y / chunk_planes_, end = std::min(y1, (c + 1) * chunk_planes_);
-        if (slot_of_chunk_[static_cast<size_t>(c)] < 0)
-          fail(FDK_ERROR_INTERNAL, "planes " + std::to_string(y) + " are not held by GPU " + std::to_string(device_));
-        wait_launched(model, c);
-        check(cudaStreamWaitEvent(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), 0),
-              "cudaStreamWaitEvent (chunk)");
-        download(planes_at(model, y), plane * static_cast<size_t>(end - y), out + plane * static_cast<size_t>(y - y0),
-                 download_stream_.get());
-        y = end;
-      }
-      download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return;
-    }
-    fail(FDK_ERROR_INTERNAL, "a streamed slab is read through the shared prefetch");
+    read_planes(model, y0, y1, out, kMaxCopyTasks);
   }
 
-  void set_copy_tasks(int tasks) override { copy_tasks_.store(tasks); }
+  void read_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) override {
+    if (!resident_) fail(FDK_ERROR_INTERNAL, "a streamed slab is read through the shared prefetch");
+    DeviceGuard guard(device_);
+    const size_t plane = model.plane_floats();
+    const auto start = std::chrono::steady_clock::now();
+    // Chunk by chunk: ours are not next to each other on the device.
+    for (int y = y0; y < y1;) {
+      const int c = y / chunk_planes_, end = std::min(y1, (c + 1) * chunk_planes_);
+      if (slot_of_chunk_[static_cast<size_t>(c)] < 0)
+        fail(FDK_ERROR_INTERNAL, "planes " + std::to_string(y) + " are not held by GPU " + std::to_string(device_));
+      wait_launched(model, c);
+      check(cudaStreamWaitEvent(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), 0),
+            "cudaStreamWaitEvent (chunk)");
+      download(planes_at(model, y), plane * static_cast<size_t>(end - y), out + plane * static_cast<size_t>(y - y0),
+               download_stream_.get(), copy_tasks);
+      y = end;
+    }
+    download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
   bool early_slab_done() const override { return early_done_; }
   int ordinal() const override { return device_; }
@@ -982,9 +981,10 @@ class OneDevice final : public DeviceBackend {
   // Device to caller memory: straight by DMA when it is page-locked
   // (fdk_alloc_host, or registered by the caller), else by DMA through a
   // ring of pinned bounce chunks, kept up to kBounceChunks - 1 ahead of CPU
-  // threads copying chunks out in order. With two chunks the DMA waited for
-  // each copy and the copy for each DMA, in turn.
-  void download(const float* src, size_t count, float* out, cudaStream_t stream) {
+  // threads (`copy_tasks`, at most the pool's) copying chunks out in order.
+  // With two chunks the DMA waited for each copy and the copy for each DMA,
+  // in turn.
+  void download(const float* src, size_t count, float* out, cudaStream_t stream, int copy_tasks) {
     if (count == 0) return;
     if (page_locked(out) && page_locked(out + count - 1)) {
       check(cudaMemcpyAsync(out, src, count * sizeof(float), cudaMemcpyDeviceToHost, stream),
@@ -1012,7 +1012,7 @@ class OneDevice final : public DeviceBackend {
       const float* from = bounce_.get() + c % ring * chunk;
       float* to = out + c * chunk;
       const size_t n = floats(c);
-      const int tasks = std::max(1, std::min(pool_.size(), copy_tasks_.load()));
+      const int tasks = std::max(1, std::min(pool_.size(), copy_tasks));
       pool_.parallel_for(tasks, [&](int t, int) {
         const size_t a = n * t / tasks, b = n * (t + 1) / tasks;
         std::memcpy(to + a, from + a, (b - a) * sizeof(float));
@@ -1073,7 +1073,7 @@ class OneDevice final : public DeviceBackend {
     check(cudaStreamWaitEvent(download_stream_.get(), slab_ready_[static_cast<size_t>(buffer)].get(), 0),
           "cudaStreamWaitEvent (slab)");
     download(slab_buffers_[static_cast<size_t>(buffer)].get(), model.plane_floats() * static_cast<size_t>(planes), out,
-             download_stream_.get());
+             download_stream_.get(), kMaxCopyTasks);
     std::lock_guard<std::mutex> lock(timing_mutex_);
     download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
@@ -1429,7 +1429,6 @@ class OneDevice final : public DeviceBackend {
   mutable KernelClock clock_;
   size_t bounce_chunk_ = 0;           // floats per chunk of bounce_
   PinnedBuffer<float> bounce_;        // kBounceChunks chunks
-  std::atomic<int> copy_tasks_{kMaxCopyTasks};
   std::array<Event, kBounceChunks> bounce_done_;
   mutable std::mutex timing_mutex_;  // the worker adds upload time, the reader download time
   double upload_seconds_ = 0, download_seconds_ = 0;

@@ -104,9 +104,11 @@ class DeviceBackend : public Backend {
   // Resident: true when planes [y0, y1), within its chunks, are computed
   // (never blocks).
   virtual bool planes_ready(int y0, int y1) const = 0;
-  // Threads its downloads copy out with (at most the pool's): a read that
-  // spans several devices shares kMaxCopyTasks among them.
-  virtual void set_copy_tasks(int tasks) = 0;
+  // Resident: copies planes [y0, y1), within its chunks, to `out` once
+  // computed, with `copy_tasks` threads (at most the pool's) when `out` is
+  // pageable: a read that spans several devices shares kMaxCopyTasks among
+  // them. backproject() is this with kMaxCopyTasks.
+  virtual void read_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) = 0;
   virtual double busy_seconds() const = 0;
   virtual bool failed() const = 0;  // a worker met a device failure
   virtual int slabs_computed() const = 0;
