@@ -174,9 +174,10 @@ class CudaBackend final : public Backend {
   void finish(const ScanModel& model) override {
     for (DeviceBackend* d : live_) d->finish(model);
     if (resident_) {
-      // The last groups are launched now, chunk by chunk, on every GPU: a
-      // chunk downloads while the next computes, no GPU waits for the reads
-      // to reach its part, and fdk_slab_ready can tell when a slab is done.
+      // The last groups are launched now, over spans of chunks, on every
+      // GPU: a chunk downloads while the next ones compute, no GPU waits for
+      // the reads to reach its part, and fdk_slab_ready can tell when a slab
+      // is done.
       for (DeviceBackend* d : live_) d->launch_all_chunks(model);
       return;
     }
