@@ -3,7 +3,9 @@
 // dealt round robin to the GPUs; each view is filtered once, by the GPUs in
 // turns of several views, and copied to the others, and every GPU
 // backprojects it into its chunks as the views arrive; a read copies from
-// every GPU it spans at once.
+// every GPU it spans at once. A resident GPU that fails retires: the others
+// go on with the scan, and its chunks are recomputed, when read, by a GPU
+// left (each holds every filtered view), with the same bits.
 // Streamed slabs come from one queue (SlabPrefetch) that every GPU's worker
 // takes from, so a faster GPU computes more of them, and a GPU that fails
 // hands its slabs to the others.
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +66,7 @@ class CudaBackend final : public Backend {
     bool allow_resident = true;
     for (;;) {
       live_.clear();
+      live_slot_.clear();
       for (Slot& s : slots_) s.backend.reset();
       std::vector<size_t> candidates;
       for (size_t i = 0; i < slots_.size(); ++i)
@@ -87,6 +91,7 @@ class CudaBackend final : public Backend {
         try {
           slot.backend = make_device_backend(model, settings, role);
           live_.push_back(slot.backend.get());
+          live_slot_.push_back(candidates[static_cast<size_t>(j)]);
         } catch (const Error& e) {
           if (!is_device_failure(e)) throw;
           // This GPU cannot take part: the others share the work.
@@ -108,7 +113,11 @@ class CudaBackend final : public Backend {
       resident_ = all;
       break;
     }
-    if (resident_) share_filtered_views();
+    for (size_t j = 0; j < live_.size(); ++j) active_.push_back(j);
+    if (resident_) {
+      share_filtered_views();
+      filterer_.assign(model.views.size(), 0);
+    }
   }
 
   ~CudaBackend() override {
@@ -135,12 +144,21 @@ class CudaBackend final : public Backend {
     // so that uploads to several GPUs overlap (wait_uploaded), and the GPUs'
     // work on filtered views waits for the filtering and the copies on the
     // GPU.
-    const size_t j = filter_gpu(view);
-    try {
-      live_[j]->filter_share(model, view, geometry, pixels, pitch_bytes, others_[j]);
-    } catch (...) {
-      live_[j]->wait_uploaded(view);  // the caller frees `pixels` on a failure
-      throw;
+    std::lock_guard<std::mutex> lock(active_mutex_);
+    for (;;) {
+      const size_t j = filter_gpu(view);
+      filterer_[static_cast<size_t>(view)] = j;
+      try {
+        live_[j]->filter_share(model, view, geometry, pixels, pitch_bytes, others_[j]);
+        return;
+      } catch (const Error& e) {
+        live_[j]->wait_uploaded(view);  // the caller frees `pixels` on a failure
+        if (!is_device_failure(e) || !retire(j, e)) throw;
+        // Filtered again by a GPU left.
+      } catch (...) {
+        live_[j]->wait_uploaded(view);
+        throw;
+      }
     }
   }
 
@@ -152,19 +170,40 @@ class CudaBackend final : public Backend {
   }
 
   void wait_uploaded(int view) noexcept override {
-    if (resident_) live_[filter_gpu(view)]->wait_uploaded(view);
+    if (resident_) live_[filterer_[static_cast<size_t>(view)]]->wait_uploaded(view);
   }
 
   bool keeps_filtered() const override { return resident_; }
 
   void read_filtered(const ScanModel& model, int view, float* out) override {
-    // Spread over the GPUs' links.
-    live_[static_cast<size_t>(view) % live_.size()]->read_filtered(model, view, out);
+    for (;;) {
+      size_t j;
+      {
+        // Spread over the GPUs' links.
+        std::lock_guard<std::mutex> lock(active_mutex_);
+        j = active_[static_cast<size_t>(view) % active_.size()];
+      }
+      try {
+        return live_[j]->read_filtered(model, view, out);
+      } catch (const Error& e) {
+        std::lock_guard<std::mutex> lock(active_mutex_);
+        if (!resident_ || !is_device_failure(e) || !retire(j, e)) throw;
+      }
+    }
   }
 
   void view_filtered(const ScanModel& model, int view) override {
     if (!resident_) return live_.front()->view_filtered(model, view);  // the early slab
-    for (DeviceBackend* d : live_) d->view_filtered(model, view);
+    std::lock_guard<std::mutex> lock(active_mutex_);
+    for (size_t i = 0; i < active_.size();) {
+      const size_t j = active_[i];
+      try {
+        live_[j]->view_filtered(model, view);
+        ++i;
+      } catch (const Error& e) {
+        if (!is_device_failure(e) || !retire(j, e)) throw;  // active_[i] is the next GPU now
+      }
+    }
   }
 
   void view_dropped(const ScanModel& model, int view) override {
@@ -172,15 +211,25 @@ class CudaBackend final : public Backend {
   }
 
   void finish(const ScanModel& model) override {
-    for (DeviceBackend* d : live_) d->finish(model);
     if (resident_) {
+      std::lock_guard<std::mutex> lock(active_mutex_);
+      for (size_t i = 0; i < active_.size();) {
+        const size_t j = active_[i];
+        try {
+          live_[j]->finish(model);
+          ++i;
+        } catch (const Error& e) {
+          if (!is_device_failure(e) || !retire(j, e)) throw;
+        }
+      }
       // The last groups are launched now, over spans of chunks, on every
       // GPU: a chunk downloads while the next ones compute, no GPU waits for
       // the reads to reach its part, and fdk_slab_ready can tell when a slab
       // is done.
-      for (DeviceBackend* d : live_) d->launch_all_chunks(model);
+      for (size_t j : active_) live_[j]->launch_all_chunks(model);
       return;
     }
+    for (DeviceBackend* d : live_) d->finish(model);
     if (prefetch_) return;
     const int n = static_cast<int>(live_.size());
     prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, n * kSlabBuffers, n);
@@ -198,8 +247,10 @@ class CudaBackend final : public Backend {
 
   int slab_ready(const ScanModel& model, int y0, int y1) override {
     if (!resident_) return prefetch_ && prefetch_->ready_or_request(prefetch_->slab_of(y0, y1)) ? 1 : 0;
-    for (const Piece& p : pieces(y0, y1))
-      if (!live_[static_cast<size_t>(p.device)]->planes_ready(p.y0, p.y1)) return 0;
+    // A failed GPU's chunk is ready once the GPU that recomputes it has
+    // computed its own (the read then waits for the recomputation only).
+    for (const Piece& p : pieces(y0, y1, active()))
+      if (p.foreign ? !live_[p.device]->all_chunks_ready() : !live_[p.device]->planes_ready(p.y0, p.y1)) return 0;
     return 1;
   }
 
@@ -253,9 +304,10 @@ class CudaBackend final : public Backend {
   // (b) on four H200s took 0.28 s dealt one by one, 0.25 s in turns of 8,
   // 0.27 s in turns of 16 and 0.29 s in turns of 32; on two, 0.42 s one by
   // one or in turns of 8, 0.41 s in turns of 16 or 32.
+  // Under active_mutex_.
   size_t filter_gpu(int view) const {
-    const int turn = std::max(1, kFilterCycle / static_cast<int>(live_.size()));
-    return static_cast<size_t>(view / turn) % live_.size();
+    const int turn = std::max(1, kFilterCycle / static_cast<int>(active_.size()));
+    return active_[static_cast<size_t>(view / turn) % active_.size()];
   }
   static constexpr int kFilterCycle = 32;
 
@@ -266,11 +318,9 @@ class CudaBackend final : public Backend {
   // application too (it only speeds its own copies up); it is never turned
   // off.
   void share_filtered_views() {
-    others_.assign(live_.size(), {});
+    copy_targets();
     for (size_t j = 0; j < live_.size(); ++j) {
       DeviceBackend* a = live_[j];
-      for (DeviceBackend* b : live_)
-        if (b != a) others_[j].push_back(b);
       a->set_peers({others_[j].begin(), others_[j].end()});
       for (DeviceBackend* b : live_) {
         int can = 0;
@@ -285,6 +335,35 @@ class CudaBackend final : public Backend {
     }
   }
 
+  // Resident: each GPU's filters copy views to every other GPU still working.
+  void copy_targets() {
+    others_.assign(live_.size(), {});
+    for (size_t a : active_)
+      for (size_t b : active_)
+        if (b != a) others_[a].push_back(live_[b]);
+  }
+
+  // Resident, under active_mutex_: GPU live_[j] failed with `e`. False when
+  // it was the last one working (the error is then the caller's). The GPUs
+  // left wait on its filters for the views it filtered before (set_peers
+  // stays), but no longer copy views to it.
+  bool retire(size_t j, const Error& e) {
+    if (std::find(active_.begin(), active_.end(), j) == active_.end()) return active_.size() > 0;
+    if (active_.size() < 2) return false;
+    active_.erase(std::find(active_.begin(), active_.end(), j));
+    Slot& slot = slots_[live_slot_[j]];
+    slot.failed = true;
+    slot.why = e.what();
+    slot.code = e.code();
+    copy_targets();
+    return true;
+  }
+
+  std::vector<size_t> active() const {
+    std::lock_guard<std::mutex> lock(active_mutex_);
+    return active_;
+  }
+
   [[noreturn]] void every_device_failed() const {
     std::string message = "every GPU failed:";
     fdk_status code = FDK_ERROR_DEVICE;
@@ -295,15 +374,23 @@ class CudaBackend final : public Backend {
     fail(code, message);
   }
 
-  // Resident: planes [y0, y1) as pieces within one chunk each.
+  // Resident: planes [y0, y1) as pieces within one chunk each, on the GPU
+  // that holds the chunk or, when that one failed, on the GPU of `active`
+  // (those working) that recomputes it (foreign).
   struct Piece {
-    int device, y0, y1;
+    size_t device;
+    int y0, y1;
+    bool foreign;
   };
-  std::vector<Piece> pieces(int y0, int y1) const {
+  std::vector<Piece> pieces(int y0, int y1, const std::vector<size_t>& active) const {
     std::vector<Piece> out;
     for (int y = y0; y < y1;) {
       const int c = y / chunk_planes_, end = std::min(y1, (c + 1) * chunk_planes_);
-      out.push_back({owner_[static_cast<size_t>(c)], y, end});
+      const size_t owner = static_cast<size_t>(owner_[static_cast<size_t>(c)]);
+      if (std::find(active.begin(), active.end(), owner) != active.end())
+        out.push_back({owner, y, end, false});
+      else
+        out.push_back({active[static_cast<size_t>(c) % active.size()], y, end, true});
       y = end;
     }
     return out;
@@ -311,10 +398,31 @@ class CudaBackend final : public Backend {
 
   // Resident: each GPU the read spans copies its chunks, all at once (each
   // has its own download stream, bounce buffers and copying threads).
+  // A GPU that fails during the read retires, and the read starts again
+  // on the GPUs left.
   void read_resident(const ScanModel& model, int y0, int y1, float* out) {
+    for (;;) {
+      std::vector<std::exception_ptr> errors = try_read_resident(model, y0, y1, out);
+      bool retired = false;
+      for (size_t j = 0; j < errors.size(); ++j) {
+        if (!errors[j]) continue;
+        try {
+          std::rethrow_exception(errors[j]);
+        } catch (const Error& e) {
+          std::lock_guard<std::mutex> lock(active_mutex_);
+          if (!is_device_failure(e) || !retire(j, e)) throw;
+          retired = true;
+        }
+      }
+      if (!retired) return;
+    }
+  }
+
+  // One attempt of read_resident: the errors met, by GPU.
+  std::vector<std::exception_ptr> try_read_resident(const ScanModel& model, int y0, int y1, float* out) {
     const size_t plane = model.plane_floats();
     std::vector<std::vector<Piece>> mine(live_.size());
-    for (const Piece& p : pieces(y0, y1)) mine[static_cast<size_t>(p.device)].push_back(p);
+    for (const Piece& p : pieces(y0, y1, active())) mine[p.device].push_back(p);
     std::vector<size_t> spanned;
     for (size_t j = 0; j < live_.size(); ++j)
       if (!mine[j].empty()) spanned.push_back(j);
@@ -324,8 +432,13 @@ class CudaBackend final : public Backend {
     std::vector<std::exception_ptr> errors(live_.size());
     auto copy = [&](size_t j) {
       try {
-        for (const Piece& p : mine[j])
-          live_[j]->read_planes(model, p.y0, p.y1, out + plane * static_cast<size_t>(p.y0 - y0), tasks);
+        for (const Piece& p : mine[j]) {
+          float* to = out + plane * static_cast<size_t>(p.y0 - y0);
+          if (p.foreign)
+            live_[j]->read_foreign_planes(model, p.y0, p.y1, to, tasks);
+          else
+            live_[j]->read_planes(model, p.y0, p.y1, to, tasks);
+        }
       } catch (...) {
         errors[j] = std::current_exception();
       }
@@ -341,8 +454,7 @@ class CudaBackend final : public Backend {
     }
     if (!spanned.empty()) copy(spanned.front());
     for (auto& t : helpers) t.join();
-    for (const auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    return errors;
   }
 
   // Streaming: waits for the slab's computation on whichever GPU took it,
@@ -375,6 +487,12 @@ class CudaBackend final : public Backend {
   int num_threads_ = 1;
   std::vector<Slot> slots_;                 // every configured GPU, in order
   std::vector<DeviceBackend*> live_;        // those in use
+  std::vector<size_t> live_slot_;           // for each of live_, its index in slots_
+  // Resident: indices in live_ of the GPUs still working (a GPU that fails
+  // retires), and for each view the one that filtered it.
+  mutable std::mutex active_mutex_;
+  std::vector<size_t> active_;
+  std::vector<size_t> filterer_;
   int chunk_planes_ = 0;                     // resident: planes per chunk
   std::vector<int> owner_;                  // resident: chunk -> its GPU's index in live_
   std::vector<std::vector<DeviceBackend*>> others_;  // resident: for each GPU in live_, the others

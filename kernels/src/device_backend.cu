@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <utility>
 #include <thread>
 #include <cmath>
 #include <cstdio>
@@ -147,6 +148,7 @@ struct BatchSet {
 // taken every `stride` planes from y0 (see SlabGeometry).
 struct Run {
   int y0 = 0, planes = 0, chunk = 1, stride = 1;
+  float* dest = nullptr;  // where the run's planes lie, one after the other; null: in volume_
 };
 
 // A resident launch's worth: a group of complete orbits, or a batch of views
@@ -371,6 +373,7 @@ class OneDevice final : public DeviceBackend {
   // backprojected into the resident volume in batches.
   void view_filtered(const ScanModel& model, int view) override {
     if (!resident_) return early_view(model, view);
+    inject_fault(FaultPlan::Scan, views_seen_++);
     DeviceGuard guard(device_);
     if (!same_geometry(model.views[static_cast<size_t>(view)], nominal_views_[static_cast<size_t>(view)]))
       geometry_changed_ = true;
@@ -406,6 +409,7 @@ class OneDevice final : public DeviceBackend {
     // idle with groups held.
     while (!held_.empty() && !gpu_behind()) {
       launch_item(model, held_.front(), nominal_weights_, all_chunks_);
+      launched_items_.push_back(held_.front());
       scan_launches_[next_scan_launch_].record(bp_stream_.get());
       next_scan_launch_ ^= 1;
       held_.erase(held_.begin());
@@ -416,6 +420,7 @@ class OneDevice final : public DeviceBackend {
   void view_dropped(const ScanModel&, int) override { dropped_.store(true); }
 
   void finish(const ScanModel& model) override {
+    if (resident_) throw_if_failed();
     DeviceGuard guard(device_);
     if (!resident_) {
       early_done_ = finish_early(model);
@@ -442,6 +447,8 @@ class OneDevice final : public DeviceBackend {
     } else {
       // held_ groups are launched again below from the arrivals.
       held_.clear();
+      launched_items_.clear();
+      final_weights_ = model.view_weights;
       // The weights the views were accumulated with are not the final ones:
       // start again from the filtered projections still on the device.
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
@@ -533,6 +540,7 @@ class OneDevice final : public DeviceBackend {
 
   void read_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) override {
     if (!resident_) fail(FDK_ERROR_INTERNAL, "a streamed slab is read through the shared prefetch");
+    inject_fault(FaultPlan::Read, reads_.fetch_add(1));
     DeviceGuard guard(device_);
     const size_t plane = model.plane_floats();
     const auto start = std::chrono::steady_clock::now();
@@ -551,6 +559,45 @@ class OneDevice final : public DeviceBackend {
     download_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  // Resident, after finish: planes [y0, y1) of another device's chunk,
+  // recomputed here from the views this device holds: the same launches,
+  // in the same order, as on the chunk's own device, so the same bits.
+  void read_foreign_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) override {
+    if (!resident_ || !finished_) fail(FDK_ERROR_INTERNAL, "a chunk is recomputed only after the scan");
+    inject_fault(FaultPlan::Read, reads_.fetch_add(1));
+    DeviceGuard guard(device_);
+    const int c = y0 / chunk_planes_;
+    if (y1 > (c + 1) * chunk_planes_ || slot_of_chunk_[static_cast<size_t>(c)] >= 0)
+      fail(FDK_ERROR_INTERNAL, "bad foreign planes");
+    // The launcher thread uses the batch sets and the stream: wait until
+    // our own chunks are launched.
+    if (!owned_.empty()) wait_launched(model, owned_.back());
+    std::lock_guard<std::mutex> lock(foreign_mutex_);
+    const size_t plane = model.plane_floats();
+    if (foreign_chunk_ != c) {
+      foreign_chunk_ = -1;
+      foreign_.resize(plane * static_cast<size_t>(chunk_planes_));
+      check(cudaMemsetAsync(foreign_.get(), 0, foreign_.bytes(), bp_stream_.get()), "cudaMemsetAsync (foreign chunk)");
+      Run run = chunk_run(model, c);
+      run.dest = foreign_.get();
+      const std::vector<double>& weights = final_weights_.empty() ? nominal_weights_ : final_weights_;
+      for (const HeldItem& item : launched_items_) launch_item(model, item, weights, run);
+      for (const HeldItem& item : held_) launch_item(model, item, weights, run);
+      foreign_ready_.record(bp_stream_.get());
+      foreign_chunk_ = c;
+    }
+    check(cudaStreamWaitEvent(download_stream_.get(), foreign_ready_.get(), 0), "cudaStreamWaitEvent (foreign)");
+    download(foreign_.get() + plane * static_cast<size_t>(y0 - c * chunk_planes_), plane * static_cast<size_t>(y1 - y0),
+             out, download_stream_.get(), copy_tasks);
+  }
+
+  bool all_chunks_ready() const override {
+    if (!resident_ || !finished_ || chunks_launched_.load() < static_cast<int>(owned_.size())) return false;
+    for (int c : owned_)
+      if (!chunk_ready_[static_cast<size_t>(c)].ready()) return false;
+    return true;
+  }
+
   bool early_slab_done() const override { return early_done_; }
   int ordinal() const override { return device_; }
   bool resident() const override { return resident_; }
@@ -566,6 +613,7 @@ class OneDevice final : public DeviceBackend {
   // backprojection fills it) while the next ones are uploaded and filtered.
   void filter_share(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                     size_t pitch_bytes, const std::vector<DeviceBackend*>& to) override {
+    inject_fault(FaultPlan::Scan, views_seen_);
     DeviceGuard guard(device_);
     const size_t n = 1 + more_filters_.size();
     const size_t i = next_filter_;
@@ -741,6 +789,7 @@ class OneDevice final : public DeviceBackend {
   // Resident: backproject the complete orbits of `kind` queued so far into the volume.
   void flush_orbits(const ScanModel& model, int kind, const std::vector<double>& weights) {
     std::vector<int>& pending = pending_orbits_[static_cast<size_t>(kind)];
+    if (!pending.empty()) launched_items_.push_back({false, pending});
     launch_group(model, pending, weights, all_chunks_);
     pending.clear();
   }
@@ -804,6 +853,26 @@ class OneDevice final : public DeviceBackend {
   // wait for the GPU (an event never recorded is ready).
   bool gpu_behind() const { return !scan_launches_[static_cast<size_t>(next_scan_launch_)].ready(); }
 
+  void throw_if_failed() const {
+    if (failed_.load())
+      fail(FDK_ERROR_DEVICE, "GPU " + std::to_string(device_) + " (worker " + std::to_string(role_.worker) +
+                                 ") failed earlier");
+  }
+
+  // Resident: where `run`'s planes are written.
+  float* run_target(const ScanModel& model, const Run& run) { return run.dest ? run.dest : planes_at(model, run.y0); }
+
+  // FDK_TEST_FAULT: this device fails at the `count`th event of `kind` and
+  // from then on (a failed device stays failed).
+  void inject_fault(FaultPlan::Kind kind, int count) {
+    throw_if_failed();
+    const FaultPlan& f = role_.fault;
+    if (f.kind != kind || f.worker != role_.worker || count < f.after) return;
+    failed_ = true;
+    fail(FDK_ERROR_DEVICE, "injected failure on GPU " + std::to_string(device_) + " (worker " +
+                               std::to_string(role_.worker) + ", FDK_TEST_FAULT)");
+  }
+
   // Resident: quads `group` into the planes of `run`.
   void launch_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
                     const Run& run) {
@@ -829,7 +898,7 @@ class OneDevice final : public DeviceBackend {
     }
     batch.g = slab_geometry(model, run);
     clock_.begin(bp_stream_.get());
-    launch_quads(batch, planes_at(model, run.y0), mask_.get(), bp_stream_.get());
+    launch_quads(batch, run_target(model, run), mask_.get(), bp_stream_.get());
     clock_.end(bp_stream_.get());
     set.done.record(bp_stream_.get());
     set.used = true;
@@ -893,7 +962,7 @@ class OneDevice final : public DeviceBackend {
   void launch_packed_pairs(const ScanModel& model, PairBatch& batch, const Run& run) {
     batch.g = slab_geometry(model, run);
     clock_.begin(bp_stream_.get());
-    launch_pairs(batch, planes_at(model, run.y0), mask_.get(), bp_stream_.get());
+    launch_pairs(batch, run_target(model, run), mask_.get(), bp_stream_.get());
     clock_.end(bp_stream_.get());
   }
 
@@ -954,6 +1023,7 @@ class OneDevice final : public DeviceBackend {
   }
 
   void flush_views(const ScanModel& model, const std::vector<double>& weights) {
+    if (!pending_views_.empty()) launched_items_.push_back({true, pending_views_});
     launch_views(model, pending_views_, weights, all_chunks_);
     pending_views_.clear();
   }
@@ -990,7 +1060,7 @@ class OneDevice final : public DeviceBackend {
     }
     batch.g = slab_geometry(model, run);
     clock_.begin(bp_stream_.get());
-    launch_generic(batch, planes_at(model, run.y0), mask_.get(), bp_stream_.get());
+    launch_generic(batch, run_target(model, run), mask_.get(), bp_stream_.get());
     clock_.end(bp_stream_.get());
   }
 
@@ -1406,6 +1476,18 @@ class OneDevice final : public DeviceBackend {
   std::vector<int> pending_views_;
   std::vector<unsigned char> orbit_kind_;  // per orbit: its MirrorKind (quads: 0)
   std::vector<HeldItem> held_;  // in arrival order, not launched yet (the GPU was behind)
+  // Resident: the items launched into the whole volume, in order (during
+  // the scan, or all of them when finish started again), and the weights
+  // they had when not the nominal ones: with held_, a chunk's recipe.
+  std::vector<HeldItem> launched_items_;
+  std::vector<double> final_weights_;
+  // Resident: another device's chunk recomputed here (read_foreign_planes).
+  std::mutex foreign_mutex_;
+  DeviceBuffer<float> foreign_;
+  int foreign_chunk_ = -1;
+  Event foreign_ready_;
+  std::atomic<int> views_seen_{0};  // resident: views filtered or accounted here (FDK_TEST_FAULT)
+  std::atomic<int> reads_{0};   // resident: plane reads (FDK_TEST_FAULT)
   // Resident: the chunks this device holds, stored one after the other in
   // volume_ (slot_of_chunk_: a chunk's place there, -1 for another
   // device's), and all of them as one launch's planes (none: 0 planes).
@@ -1486,7 +1568,9 @@ FaultPlan FaultPlan::from_environment() {
   if (std::sscanf(text, "%d:%15[a-z]:%d", &worker, kind, &after) < 2) return plan;
   plan.worker = worker;
   plan.after = after;
-  plan.kind = std::strcmp(kind, "alloc") == 0 ? Alloc : std::strcmp(kind, "kernel") == 0 ? Kernel : None;
+  const std::pair<const char*, FaultPlan::Kind> kinds[] = {{"alloc", Alloc}, {"kernel", Kernel}, {"scan", Scan}, {"read", Read}};
+  for (const auto& k : kinds)
+    if (std::strcmp(kind, k.first) == 0) plan.kind = k.second;
   return plan;
 }
 

@@ -36,12 +36,14 @@ constexpr int kSlabBuffers = 2;
 constexpr int kMaxCopyTasks = 32;
 
 // A failure to inject into one device (tests only): from the environment
-// variable FDK_TEST_FAULT="<worker>:<alloc|kernel>[:<slabs before>]", read
-// once per fdk_create. "alloc": the device's set-up fails as if out of
+// variable FDK_TEST_FAULT="<worker>:<alloc|kernel|scan|read>[:<after>]",
+// read once per fdk_create. "alloc": the device's set-up fails as if out of
 // memory; "kernel": its slab computations fail (a device error) once it has
-// computed <slabs before> slabs.
+// computed <after> slabs; "scan": a resident device fails (a device error)
+// at its view number <after> of the scan, "read": at its read number
+// <after> after the scan. A device that failed stays failed.
 struct FaultPlan {
-  enum Kind { None, Alloc, Kernel } kind = None;
+  enum Kind { None, Alloc, Kernel, Scan, Read } kind = None;
   int worker = -1;
   int after = 0;
   // FDK_TEST_DIRECT_READS=1: a slab download that would go through the
@@ -109,6 +111,12 @@ class DeviceBackend : public Backend {
   // pageable: a read that spans several devices shares kMaxCopyTasks among
   // them. backproject() is this with kMaxCopyTasks.
   virtual void read_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) = 0;
+  // Resident, after finish: planes [y0, y1) within one chunk of another
+  // device (one that failed), computed here from the filtered views this
+  // device holds, with the same bits, then copied to `out`.
+  virtual void read_foreign_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) = 0;
+  // Resident: true when every chunk of this device is computed (never blocks).
+  virtual bool all_chunks_ready() const = 0;
   virtual double busy_seconds() const = 0;
   virtual bool failed() const = 0;  // a worker met a device failure
   virtual int slabs_computed() const = 0;

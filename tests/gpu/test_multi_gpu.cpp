@@ -279,6 +279,97 @@ TEST(MultiGpu, AGpuFailingDuringTheReadsHandsItsSlabsToTheOthers) {
   EXPECT_LE(many.stats.slabs_computed[1], 1);
 }
 
+// A resident GPU that fails during the scan retires: the others go on, and
+// its chunks are recomputed, when read, by a GPU left, from the filtered
+// views every GPU holds, with the same bits. "scan:5" fails worker 0 while
+// it filters view 5 (its turn: the view is filtered again by another GPU);
+// the others fail where they account for a view (a backprojection launch).
+TEST(MultiGpu, AResidentGpuFailingDuringTheScanHandsItsChunksToTheOthers) {
+  SKIP_WITHOUT_GPU();
+  const SmallScan scan(64, 120, 96);
+  const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  ASSERT_FALSE(one.volume.empty());
+  struct Case {
+    std::vector<int> devices;
+    const char* fault;
+    int failed;
+  };
+  std::vector<Case> cases{{{0, 0}, "1:scan:40", 1}, {{0, 0}, "0:scan:5", 0}, {{0, 0, 0}, "2:scan:0", 2}};
+  if (gpu_count() >= 2) cases.push_back({{0, 1}, "1:scan:70", 1});
+  for (const Case& k : cases) {
+    InjectedFault fault(k.fault);
+    const Outcome many = reconstruct(on_devices(scan.config, k.devices, 0), scan);
+    EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(k.devices) << " " << k.fault;
+    ASSERT_EQ(many.stats.num_devices, static_cast<int>(k.devices.size()));
+    for (int i = 0; i < many.stats.num_devices; ++i)
+      EXPECT_EQ(many.stats.failed[i], i == k.failed ? 1 : 0)
+          << describe(k.devices) << " " << k.fault << " worker " << i;
+    std::printf("[gpu] resident on %s, %s: same bits as on one GPU: %s\n", describe(k.devices).c_str(), k.fault,
+                same_bits(one.volume, many.volume) ? "yes" : "NO");
+  }
+}
+
+// The same when a resident GPU fails while its chunks are read: the read
+// starts again, the failed GPU's chunks recomputed by another; a slab that
+// spans them is then ready once that GPU has computed its own chunks.
+TEST(MultiGpu, AResidentGpuFailingDuringTheReadsHandsItsChunksToTheOthers) {
+  SKIP_WITHOUT_GPU();
+  const SmallScan scan(64, 120, 96);
+  const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  ASSERT_FALSE(one.volume.empty());
+  struct Case {
+    std::vector<int> devices;
+    const char* fault;
+    int failed;
+  };
+  std::vector<Case> cases{{{0, 0}, "1:read:1", 1}, {{0, 0, 0}, "0:read:0", 0}};
+  if (gpu_count() >= 2) cases.push_back({{0, 1}, "0:read:1", 0});
+  for (const Case& k : cases) {
+    InjectedFault fault(k.fault);
+    fdk_context* ctx = scanned(on_devices(scan.config, k.devices, 0), scan);
+    ASSERT_NE(ctx, nullptr);
+    std::vector<float> volume;
+    EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
+    EXPECT_TRUE(same_bits(one.volume, volume)) << describe(k.devices) << " " << k.fault;
+    fdk_device_stats stats{};
+    stats.struct_size = sizeof(stats);
+    ASSERT_EQ(fdk_get_device_stats(ctx, &stats), FDK_OK);
+    for (int i = 0; i < stats.num_devices; ++i)
+      EXPECT_EQ(stats.failed[i], i == k.failed ? 1 : 0) << describe(k.devices) << " " << k.fault << " worker " << i;
+    int32_t ready = 0;
+    EXPECT_EQ(fdk_slab_ready(ctx, 0, &ready), FDK_OK);
+    EXPECT_EQ(ready, 1);
+    // Read again: the recomputed chunks give the same bytes.
+    std::vector<float> again;
+    EXPECT_EQ(fdk_test::read_volume(ctx, again), FDK_OK) << fdk_last_error(ctx);
+    EXPECT_TRUE(same_bits(one.volume, again)) << describe(k.devices) << " " << k.fault << " (read again)";
+    std::printf("[gpu] resident on %s, %s: same bits as on one GPU: %s\n", describe(k.devices).c_str(), k.fault,
+                same_bits(one.volume, volume) ? "yes" : "NO");
+    fdk_destroy(ctx);
+  }
+}
+
+// A resident volume on one GPU that fails during the scan: the error comes
+// from a push or from fdk_finish, and no read succeeds afterwards.
+TEST(MultiGpu, AResidentVolumeWhoseOnlyGpuFailsNeverReadsAsZero) {
+  SKIP_WITHOUT_GPU();
+  const SmallScan scan(64, 120, 96);
+  InjectedFault fault("0:scan:10");
+  const fdk_config c = on_devices(scan.config, {0}, 0);
+  fdk_context* ctx = nullptr;
+  ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
+  std::string first_error;
+  for (int v = 0; v < scan.views(); ++v)
+    if (fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr) != FDK_OK && first_error.empty())
+      first_error = fdk_last_error(ctx);
+  const fdk_status finished = fdk_finish(ctx);
+  if (finished != FDK_OK && first_error.empty()) first_error = fdk_last_error(ctx);
+  EXPECT_NE(first_error.find("injected failure"), std::string::npos) << first_error;
+  std::vector<float> volume;
+  EXPECT_NE(fdk_test::read_volume(ctx, volume), FDK_OK);
+  fdk_destroy(ctx);
+}
+
 TEST(MultiGpu, AGpuFailingAtSetUpIsLeftOut) {
   SKIP_WITHOUT_GPU();
   const SmallScan scan(64, 120, 96);
