@@ -50,10 +50,14 @@ constexpr int kResidentPairs = kMaxBatchPairs;
 // arithmetic as in a whole-volume launch), by the reads: a chunk is
 // downloaded while the next one computes.
 constexpr int kFinishChunks = 16;
-// The finish launches a 1/kFinishSpanDivisor of the chunks left at once:
-// (b) on two H200s 0.413 -> 0.406 s end to end, on four (page-locked)
-// 0.231 -> 0.225 s (A/B in one call; 2 measured no better than 4).
+// The finish launches a 1/kFinishSpanDivisor of the chunks left at once,
+// up to kFinishSpanVoxels voxels: (b) on two H200s 0.413 -> 0.406 s end to
+// end, on four (page-locked) 0.231 -> 0.225 s (A/B in one call; 2 measured
+// no better than 4). Without the cap (c) on four H200s took 1.58 -> 1.90 s:
+// its reads, bound by the host's copies, wait for the first span; with it
+// (c)'s chunks (2^27 voxels or more) go one by one as before.
 constexpr int kFinishSpanDivisor = 4;
+constexpr uint64_t kFinishSpanVoxels = uint64_t{1} << 27;
 // Filters (each with its own stream and buffers) a resident device cycles
 // through, so that several views are in flight.
 constexpr int kResidentFilters = 2;
@@ -492,7 +496,7 @@ class OneDevice final : public DeviceBackend {
         const int n = static_cast<int>(owned_.size());
         for (int i = chunks_launched_.load(); i < n;) {
           if (stop_launching_.load() || model.cancelled->load()) break;
-          const int m = finish_span(n - i);
+          const int m = finish_span(model, n - i);
           const Run span = owned_run(model, i, m);
           for (const HeldItem& item : held_) launch_item(model, item, nominal_weights_, span);
           for (int s = i; s < i + m; ++s)
@@ -823,10 +827,14 @@ class OneDevice final : public DeviceBackend {
   }
 
   // The finish's chunks launched together when `left` remain: a quarter of
-  // them at first, one by one at the end, so that the last reads wait
-  // little while most launches stay large (a launch per chunk of 32 planes
+  // them at first (at most kFinishSpanVoxels), one by one at the end, so
+  // that the last reads wait little while most launches stay large (a launch per chunk of 32 planes
   // kept each of two H200s busy 0.379 s on (b), spans 0.375 s).
-  static int finish_span(int left) { return std::max(1, left / kFinishSpanDivisor); }
+  int finish_span(const ScanModel& model, int left) const {
+    const uint64_t chunk_voxels = static_cast<uint64_t>(model.plane_floats()) * static_cast<uint64_t>(chunk_planes_);
+    const int cap = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(left), kFinishSpanVoxels / chunk_voxels));
+    return std::max(1, std::min(cap, left / kFinishSpanDivisor));
+  }
 
   Run chunk_run(const ScanModel& model, int chunk) const {
     const int y0 = chunk * chunk_planes_;
