@@ -828,8 +828,9 @@ class OneDevice final : public DeviceBackend {
 
   // The finish's chunks launched together when `left` remain: a quarter of
   // them at first (at most kFinishSpanVoxels), one by one at the end, so
-  // that the last reads wait little while most launches stay large (a launch per chunk of 32 planes
-  // kept each of two H200s busy 0.379 s on (b), spans 0.375 s).
+  // that the last reads wait little while most launches stay large (a
+  // launch per chunk of 32 planes kept each of two H200s busy 0.379 s on
+  // (b), spans 0.375 s).
   int finish_span(const ScanModel& model, int left) const {
     const uint64_t chunk_voxels = static_cast<uint64_t>(model.plane_floats()) * static_cast<uint64_t>(chunk_planes_);
     const int cap = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(left), kFinishSpanVoxels / chunk_voxels));
@@ -1495,7 +1496,7 @@ class OneDevice final : public DeviceBackend {
   int foreign_chunk_ = -1;
   Event foreign_ready_;
   std::atomic<int> views_seen_{0};  // resident: views filtered or accounted here (FDK_TEST_FAULT)
-  std::atomic<int> reads_{0};   // resident: plane reads (FDK_TEST_FAULT)
+  std::atomic<int> reads_{0};       // resident: plane reads (FDK_TEST_FAULT)
   // Resident: the chunks this device holds, stored one after the other in
   // volume_ (slot_of_chunk_: a chunk's place there, -1 for another
   // device's), and all of them as one launch's planes (none: 0 planes).
@@ -1576,7 +1577,8 @@ FaultPlan FaultPlan::from_environment() {
   if (std::sscanf(text, "%d:%15[a-z]:%d", &worker, kind, &after) < 2) return plan;
   plan.worker = worker;
   plan.after = after;
-  const std::pair<const char*, FaultPlan::Kind> kinds[] = {{"alloc", Alloc}, {"kernel", Kernel}, {"scan", Scan}, {"read", Read}};
+  const std::pair<const char*, FaultPlan::Kind> kinds[] = {
+      {"alloc", Alloc}, {"kernel", Kernel}, {"scan", Scan}, {"read", Read}};
   for (const auto& k : kinds)
     if (std::strcmp(kind, k.first) == 0) plan.kind = k.second;
   return plan;
