@@ -72,7 +72,8 @@ if [ $run_tests -eq 1 ]; then
     { "$cuda_tests"; "$multi_tests"; FDK_TEST_BACKEND=cuda "$accuracy_tests"; } >"$out/ctest-gpu.log" 2>&1
     passed=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$out/ctest-gpu.log" | awk '{s += $4} END {print s + 0}')
     skipped=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$out/ctest-gpu.log" | awk '{s += $4} END {print s + 0}')
-    failed=$(grep -cE '^\[  FAILED  \] [A-Za-z_]+\.' "$out/ctest-gpu.log")
+    # gtest names a failed test twice (as it fails, then in the summary).
+    failed=$(grep -oE '^\[  FAILED  \] [A-Za-z_0-9/]+\.[A-Za-z_0-9/]+' "$out/ctest-gpu.log" | sort -u | wc -l)
     grep -E '^\[  FAILED  \]' "$out/ctest-gpu.log" | head -20
     summary+=("gpu tests (gtest, binary by binary): $passed passed, $failed failed, $skipped skipped")
   fi
