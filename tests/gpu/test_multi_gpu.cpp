@@ -114,6 +114,26 @@ std::string describe(const std::vector<int>& ordinals) {
 
 constexpr uint64_t kStreamBudget = 4u << 20;  // a 64^3 volume then streams in several slabs
 
+// A resident run with one injected failure (FDK_TEST_FAULT) on `devices`:
+// worker `failed` should be the only one marked failed.
+struct FaultCase {
+  std::vector<int> devices;
+  const char* fault;
+  int failed;
+  std::string label() const { return describe(devices) + " " + fault; }
+};
+
+// The same bits as `one`, and only the faulty worker marked failed.
+void expect_recovered(const FaultCase& k, const std::vector<float>& one, const std::vector<float>& volume,
+                      const fdk_device_stats& stats) {
+  EXPECT_TRUE(same_bits(one, volume)) << k.label();
+  ASSERT_EQ(stats.num_devices, static_cast<int>(k.devices.size())) << k.label();
+  for (int i = 0; i < stats.num_devices; ++i)
+    EXPECT_EQ(stats.failed[i], i == k.failed ? 1 : 0) << k.label() << " worker " << i;
+  std::printf("[gpu] resident on %s: same bits as on one GPU: %s\n", k.label().c_str(),
+              same_bits(one, volume) ? "yes" : "NO");
+}
+
 }  // namespace
 
 TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
@@ -289,23 +309,12 @@ TEST(MultiGpu, AResidentGpuFailingDuringTheScanHandsItsChunksToTheOthers) {
   const SmallScan scan(64, 120, 96);
   const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
   ASSERT_FALSE(one.volume.empty());
-  struct Case {
-    std::vector<int> devices;
-    const char* fault;
-    int failed;
-  };
-  std::vector<Case> cases{{{0, 0}, "1:scan:40", 1}, {{0, 0}, "0:scan:5", 0}, {{0, 0, 0}, "2:scan:0", 2}};
+  std::vector<FaultCase> cases{{{0, 0}, "1:scan:40", 1}, {{0, 0}, "0:scan:5", 0}, {{0, 0, 0}, "2:scan:0", 2}};
   if (gpu_count() >= 2) cases.push_back({{0, 1}, "1:scan:70", 1});
-  for (const Case& k : cases) {
+  for (const FaultCase& k : cases) {
     InjectedFault fault(k.fault);
     const Outcome many = reconstruct(on_devices(scan.config, k.devices, 0), scan);
-    EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(k.devices) << " " << k.fault;
-    ASSERT_EQ(many.stats.num_devices, static_cast<int>(k.devices.size()));
-    for (int i = 0; i < many.stats.num_devices; ++i)
-      EXPECT_EQ(many.stats.failed[i], i == k.failed ? 1 : 0)
-          << describe(k.devices) << " " << k.fault << " worker " << i;
-    std::printf("[gpu] resident on %s, %s: same bits as on one GPU: %s\n", describe(k.devices).c_str(), k.fault,
-                same_bits(one.volume, many.volume) ? "yes" : "NO");
+    expect_recovered(k, one.volume, many.volume, many.stats);
   }
 }
 
@@ -317,57 +326,27 @@ TEST(MultiGpu, AResidentGpuFailingDuringTheReadsHandsItsChunksToTheOthers) {
   const SmallScan scan(64, 120, 96);
   const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
   ASSERT_FALSE(one.volume.empty());
-  struct Case {
-    std::vector<int> devices;
-    const char* fault;
-    int failed;
-  };
-  std::vector<Case> cases{{{0, 0}, "1:read:1", 1}, {{0, 0, 0}, "0:read:0", 0}};
+  std::vector<FaultCase> cases{{{0, 0}, "1:read:1", 1}, {{0, 0, 0}, "0:read:0", 0}};
   if (gpu_count() >= 2) cases.push_back({{0, 1}, "0:read:1", 0});
-  for (const Case& k : cases) {
+  for (const FaultCase& k : cases) {
     InjectedFault fault(k.fault);
     fdk_context* ctx = scanned(on_devices(scan.config, k.devices, 0), scan);
     ASSERT_NE(ctx, nullptr);
     std::vector<float> volume;
     EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
-    EXPECT_TRUE(same_bits(one.volume, volume)) << describe(k.devices) << " " << k.fault;
     fdk_device_stats stats{};
     stats.struct_size = sizeof(stats);
     ASSERT_EQ(fdk_get_device_stats(ctx, &stats), FDK_OK);
-    for (int i = 0; i < stats.num_devices; ++i)
-      EXPECT_EQ(stats.failed[i], i == k.failed ? 1 : 0) << describe(k.devices) << " " << k.fault << " worker " << i;
+    expect_recovered(k, one.volume, volume, stats);
     int32_t ready = 0;
     EXPECT_EQ(fdk_slab_ready(ctx, 0, &ready), FDK_OK);
     EXPECT_EQ(ready, 1);
     // Read again: the recomputed chunks give the same bytes.
     std::vector<float> again;
     EXPECT_EQ(fdk_test::read_volume(ctx, again), FDK_OK) << fdk_last_error(ctx);
-    EXPECT_TRUE(same_bits(one.volume, again)) << describe(k.devices) << " " << k.fault << " (read again)";
-    std::printf("[gpu] resident on %s, %s: same bits as on one GPU: %s\n", describe(k.devices).c_str(), k.fault,
-                same_bits(one.volume, volume) ? "yes" : "NO");
+    EXPECT_TRUE(same_bits(one.volume, again)) << k.label() << " (read again)";
     fdk_destroy(ctx);
   }
-}
-
-// A resident volume on one GPU that fails during the scan: the error comes
-// from a push or from fdk_finish, and no read succeeds afterwards.
-TEST(MultiGpu, AResidentVolumeWhoseOnlyGpuFailsNeverReadsAsZero) {
-  SKIP_WITHOUT_GPU();
-  const SmallScan scan(64, 120, 96);
-  InjectedFault fault("0:scan:10");
-  const fdk_config c = on_devices(scan.config, {0}, 0);
-  fdk_context* ctx = nullptr;
-  ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
-  std::string first_error;
-  for (int v = 0; v < scan.views(); ++v)
-    if (fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr) != FDK_OK && first_error.empty())
-      first_error = fdk_last_error(ctx);
-  const fdk_status finished = fdk_finish(ctx);
-  if (finished != FDK_OK && first_error.empty()) first_error = fdk_last_error(ctx);
-  EXPECT_NE(first_error.find("injected failure"), std::string::npos) << first_error;
-  std::vector<float> volume;
-  EXPECT_NE(fdk_test::read_volume(ctx, volume), FDK_OK);
-  fdk_destroy(ctx);
 }
 
 TEST(MultiGpu, AGpuFailingAtSetUpIsLeftOut) {
@@ -414,6 +393,23 @@ TEST(MultiGpu, WhenEveryGpuFailsTheErrorSaysSo) {
     EXPECT_EQ(fdk_read_slab(ctx, 1, slab.data(), info.byte_size), FDK_ERROR_DEVICE);
     EXPECT_NE(std::string(fdk_last_error(ctx)).find("injected kernel failure"), std::string::npos)
         << fdk_last_error(ctx);
+    fdk_destroy(ctx);
+  }
+  {
+    // A resident volume whose only GPU fails during the scan: the error
+    // comes from a push or from fdk_finish, and no read succeeds afterwards.
+    InjectedFault fault("0:scan:10");
+    const fdk_config c = on_devices(scan.config, {0}, 0);
+    fdk_context* ctx = nullptr;
+    ASSERT_EQ(fdk_create(&c, &ctx), FDK_OK) << fdk_last_create_error();
+    std::string first_error;
+    for (int v = 0; v < scan.views(); ++v)
+      if (fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr) != FDK_OK && first_error.empty())
+        first_error = fdk_last_error(ctx);
+    if (fdk_finish(ctx) != FDK_OK && first_error.empty()) first_error = fdk_last_error(ctx);
+    EXPECT_NE(first_error.find("injected failure"), std::string::npos) << first_error;
+    std::vector<float> volume;
+    EXPECT_NE(fdk_test::read_volume(ctx, volume), FDK_OK);
     fdk_destroy(ctx);
   }
 }
