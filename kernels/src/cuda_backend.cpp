@@ -195,15 +195,7 @@ class CudaBackend final : public Backend {
   void view_filtered(const ScanModel& model, int view) override {
     if (!resident_) return live_.front()->view_filtered(model, view);  // the early slab
     std::lock_guard<std::mutex> lock(active_mutex_);
-    for (size_t i = 0; i < active_.size();) {
-      const size_t j = active_[i];
-      try {
-        live_[j]->view_filtered(model, view);
-        ++i;
-      } catch (const Error& e) {
-        if (!is_device_failure(e) || !retire(j, e)) throw;  // active_[i] is the next GPU now
-      }
-    }
+    on_active([&](DeviceBackend* d) { d->view_filtered(model, view); });
   }
 
   void view_dropped(const ScanModel& model, int view) override {
@@ -213,15 +205,7 @@ class CudaBackend final : public Backend {
   void finish(const ScanModel& model) override {
     if (resident_) {
       std::lock_guard<std::mutex> lock(active_mutex_);
-      for (size_t i = 0; i < active_.size();) {
-        const size_t j = active_[i];
-        try {
-          live_[j]->finish(model);
-          ++i;
-        } catch (const Error& e) {
-          if (!is_device_failure(e) || !retire(j, e)) throw;
-        }
-      }
+      on_active([&](DeviceBackend* d) { d->finish(model); });
       // The last groups are launched now, over spans of chunks, on every
       // GPU: a chunk downloads while the next ones compute, no GPU waits for
       // the reads to reach its part, and fdk_slab_ready can tell when a slab
@@ -275,6 +259,7 @@ class CudaBackend final : public Backend {
   }
 
   void add_device_stats(fdk_device_stats& stats) const override {
+    std::lock_guard<std::mutex> lock(active_mutex_);  // retire() marks slots failed
     stats.num_devices = static_cast<int32_t>(std::min<size_t>(slots_.size(), FDK_MAX_DEVICES));
     for (int i = 0; i < stats.num_devices; ++i) {
       const Slot& s = slots_[static_cast<size_t>(i)];
@@ -357,6 +342,21 @@ class CudaBackend final : public Backend {
     slot.code = e.code();
     copy_targets();
     return true;
+  }
+
+  // Resident, under active_mutex_: `f` on every GPU still working; one that
+  // fails retires, unless it is the last.
+  template <class F>
+  void on_active(F&& f) {
+    for (size_t i = 0; i < active_.size();) {
+      const size_t j = active_[i];
+      try {
+        f(live_[j]);
+        ++i;
+      } catch (const Error& e) {
+        if (!is_device_failure(e) || !retire(j, e)) throw;  // active_[i] is the next GPU now
+      }
+    }
   }
 
   std::vector<size_t> active() const {
