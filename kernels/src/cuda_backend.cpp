@@ -175,6 +175,7 @@ class CudaBackend final : public Backend {
 
   bool keeps_filtered() const override { return resident_; }
 
+  // Resident only (keeps_filtered): the store fetches the views from the GPUs.
   void read_filtered(const ScanModel& model, int view, float* out) override {
     for (;;) {
       size_t j;
@@ -187,7 +188,7 @@ class CudaBackend final : public Backend {
         return live_[j]->read_filtered(model, view, out);
       } catch (const Error& e) {
         std::lock_guard<std::mutex> lock(active_mutex_);
-        if (!resident_ || !is_device_failure(e) || !retire(j, e)) throw;
+        if (!is_device_failure(e) || !retire(j, e)) throw;
       }
     }
   }
@@ -329,13 +330,15 @@ class CudaBackend final : public Backend {
   }
 
   // Resident, under active_mutex_: GPU live_[j] failed with `e`. False when
-  // it was the last one working (the error is then the caller's). The GPUs
-  // left wait on its filters for the views it filtered before (set_peers
-  // stays), but no longer copy views to it.
+  // it was the last one working (the error is then the caller's); true, with
+  // nothing to do, when another thread retired it first. The GPUs left wait
+  // on its filters for the views it filtered before (set_peers stays), but
+  // no longer copy views to it.
   bool retire(size_t j, const Error& e) {
-    if (std::find(active_.begin(), active_.end(), j) == active_.end()) return active_.size() > 0;
+    const auto at = std::find(active_.begin(), active_.end(), j);
+    if (at == active_.end()) return true;
     if (active_.size() < 2) return false;
-    active_.erase(std::find(active_.begin(), active_.end(), j));
+    active_.erase(at);
     Slot& slot = slots_[live_slot_[j]];
     slot.failed = true;
     slot.why = e.what();
