@@ -241,6 +241,14 @@ void shuffle32(const float* in, size_t n, uint8_t* out) {
   }
 }
 
+// The largest |x| as float bits (non-negative floats order like their bits;
+// integer arithmetic, so it vectorises).
+uint32_t max_abs_bits(const float* in, size_t n) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, float_bits(in[i]) & 0x7FFFFFFFu);
+  return m;
+}
+
 // frexp's exponent of a non-negative finite float, from its bits: no float
 // arithmetic, so no flush-to-zero mode can turn a denormal into 0.
 int frexp_exponent(uint32_t abs_bits) {
@@ -553,6 +561,7 @@ ProjectionStore::ProjectionStore(int width, int height, int num_views,
   try {
     views_.resize(static_cast<size_t>(num_views));
     present_.assign(static_cast<size_t>(num_views), 0);
+    max_abs_bits_.assign(static_cast<size_t>(num_views), 0);
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   }
@@ -570,29 +579,39 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool) co
   }
   const int bands = num_bands();
   const int tasks = pool ? std::min(bands, 2 * pool->size()) : 1;
+  std::vector<uint32_t> task_max;
+  try {
+    task_max.assign(static_cast<size_t>(tasks), 0);
+  } catch (const std::bad_alloc&) {
+    fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
+  }
   const auto run = [&](int task, int) {
-    compress_bands(data, bands * task / tasks, bands * (task + 1) / tasks, view);
+    task_max[static_cast<size_t>(task)] = compress_bands(data, bands * task / tasks, bands * (task + 1) / tasks, view);
   };
   if (pool)
     pool->parallel_for(tasks, run);
   else
     run(0, 0);
+  view.max_abs_bits = *std::max_element(task_max.begin(), task_max.end());
   return view;
 }
 
-void ProjectionStore::compress_bands(const float* data, int band_begin, int band_end,
-                                     CompressedView& view) const {
+uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const {
+  uint32_t max_bits = 0;
   try {
     for (int b = band_begin; b < band_end; ++b) {
       const int row0 = b * band_rows_;
       const int rows = (row0 + band_rows_ <= height_) ? band_rows_ : height_ - row0;
       const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(width_);
       const float* in = data + static_cast<size_t>(row0) * static_cast<size_t>(width_);
+      // Read while the band is in cache, just before its coding.
+      max_bits = std::max(max_bits, max_abs_bits(in, n));
       encode_band(in, n, static_cast<size_t>(width_), precision_, view.bands[static_cast<size_t>(b)]);
     }
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   }
+  return max_bits;
 }
 
 void ProjectionStore::commit(int view, CompressedView&& compressed) {
@@ -606,6 +625,7 @@ void ProjectionStore::commit(int view, CompressedView&& compressed) {
   if (present_[static_cast<size_t>(view)])
     fail(FDK_ERROR_DUPLICATE, "projection store: view " + std::to_string(view) +
                                   " is already stored");
+  max_abs_bits_[static_cast<size_t>(view)] = compressed.max_abs_bits;
   views_[static_cast<size_t>(view)] = std::move(compressed);
   present_[static_cast<size_t>(view)] = 1;
   stored_bytes_ += bytes;
@@ -627,6 +647,16 @@ bool ProjectionStore::has(int view) const {
 uint64_t ProjectionStore::raw_bytes() const {
   return static_cast<uint64_t>(views_stored_.load()) * static_cast<uint64_t>(width_) *
          static_cast<uint64_t>(height_) * 4u;
+}
+
+float ProjectionStore::max_abs(int view) const {
+  if (view < 0 || static_cast<size_t>(view) >= views_.size())
+    fail(FDK_ERROR_OUT_OF_RANGE, "projection store: view index " + std::to_string(view) + " outside [0, " +
+                                     std::to_string(views_.size()) + ")");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!present_[static_cast<size_t>(view)])
+    fail(FDK_ERROR_INVALID_STATE, "projection store: view " + std::to_string(view) + " has not been stored");
+  return bits_float(max_abs_bits_[static_cast<size_t>(view)]);
 }
 
 void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out) const {

@@ -49,9 +49,11 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   IngestPipeline::Options ingest = IngestPipeline::sized_for(model_, settings_.num_threads, settings_.host_budget);
   const uint64_t staging_bytes = IngestPipeline::staging_bytes(model_, ingest, backend_->keeps_filtered());
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
-  plan_ = plan_slabs(c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness,
-                     backend_->max_slab_planes(model_), backend_->preferred_slab_bytes(model_),
-                     [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; });
+  plan_ = plan_slabs(
+      c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness, backend_->max_slab_planes(model_),
+      backend_->preferred_slab_bytes(model_),
+      [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; },
+      backend_->slab_alignment());
   model_.slabs = plan_.slabs;
   slab_done_.assign(plan_.slabs.size(), 0);
   background_failures_.resize(plan_.slabs.size());

@@ -17,9 +17,9 @@ std::string mib(uint64_t bytes) {
 
 }  // namespace
 
-SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
-                    int requested_thickness, int max_thickness, uint64_t preferred_bytes,
-                    const std::function<uint64_t(int)>& work_bytes) {
+SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget, int requested_thickness,
+                    int max_thickness, uint64_t preferred_bytes, const std::function<uint64_t(int)>& work_bytes,
+                    int align) {
   if (max_thickness < 1)
     fail(FDK_ERROR_BUDGET, "the GPU memory budget does not hold even one volume plane");
   const auto reserve = [&](int planes) {
@@ -47,9 +47,13 @@ SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget
         break;
       thickness = next;
     }
-    // Even out: the same number of slabs, as equal as possible.
+    const bool aligned = align > 1 && thickness >= align;
+    if (aligned) thickness -= thickness % align;
+    // Even out: the same number of slabs, as equal as possible (on the
+    // alignment, which keeps the thickness within the one just found).
     const int count = (planes_total + thickness - 1) / thickness;
     thickness = (planes_total + count - 1) / count;
+    if (aligned) thickness = (thickness + align - 1) / align * align;
   }
   SlabPlan plan;
   plan.thickness = thickness;

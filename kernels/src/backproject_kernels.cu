@@ -44,7 +44,10 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) generic_kernel(const __grid_
       const float u = (ub + m[1] * y) * inv;
       const float v = (vb + m[5] * y) * inv;
       if (!inside(u, v, g)) continue;
-      acc[t] += b.view[q].weight * inv * inv * tex2D<float>(b.tex[q], u + 0.5f, v - b.view[q].row_offset + 0.5f);
+      // The texel centre's half first, then the window's first row (an
+      // exact subtraction: ColumnLookup says why).
+      const float h = v + 0.5f;
+      acc[t] += b.view[q].weight * inv * inv * tex2D<float>(b.tex[q], u + 0.5f, h - b.view[q].row_offset);
     }
   }
 #pragma unroll
@@ -65,29 +68,75 @@ __device__ __forceinline__ int pack_exponent(unsigned max_bits) {
   return e;
 }
 
-// Where an untilted view sees voxel column (x, z): texture coordinates of
-// the column's first plane, their step per plane and the column's weight
-// (scale / depth^2). False when the column is behind the source or off the
-// detector's width.
+// Where an untilted view sees voxel column (x, z): the texture column, the
+// column's weight (scale / depth^2), and its detector row plus one half,
+// h, at each volume plane. False when the column is behind the source or
+// off the detector's width.
+// A voxel's texture position must not depend on which slab (streamed,
+// whichever plan) or chunk (resident) holds it, so that the volume's bits
+// do not depend on the slab plan, hence on the GPU count:
+// - planes are taken in blocks of a kernel's planes per thread, from
+//   multiples of it: plane y = a + j gives h = fma(dv, j, fma(dv, a, c0)),
+//   rounded the same whichever run of a thread computes it (a run starting
+//   off a block's start spans two blocks: Aligned false);
+// - a streamed slab's texture holds a window of rows from row_offset on.
+//   h >= row_offset, both multiples of h's last bit (row_offset is an
+//   integer, h < 2^23), so h - row_offset is exact: the texture unit sees
+//   the same position whichever window holds the row.
+// Written with explicit roundings (__fmaf_rn, __fmul_rn) so that no
+// contraction differs between the kernels' variants. Measured: h computed
+// from the plane in one piece, fma(dv, y, c0), cost (b) 6.7% more kernel
+// time than the step within a block.
 struct ColumnLookup {
-  float tu, tv, v0, dv, wt;
-  __device__ __forceinline__ bool at(const ViewTerms& view, float x, float z, float ybase, float scale, int columns) {
+  float tu, c0, dv, wt, row_offset;
+  __device__ __forceinline__ bool at(const ViewTerms& view, float x, float z, float scale, int columns) {
     const float* m = view.m;
     const float w = m[8] * x + m[10] * z + m[11];
     if (!(w > 0.0f)) return false;
     const float inv = 1.0f / w;
     const float u = (m[0] * x + m[2] * z + m[3]) * inv;
     if (!(u >= 0.0f && u <= columns - 1)) return false;
-    v0 = (m[4] * x + m[5] * ybase + m[6] * z + m[7]) * inv;
-    dv = m[5] * inv;
+    c0 = __fmaf_rn(__fmaf_rn(m[4], x, __fmaf_rn(m[6], z, m[7])), inv, 0.5f);
+    dv = __fmul_rn(m[5], inv);
     wt = view.weight * scale * inv * inv;
     tu = u + 0.5f;
-    tv = v0 - view.row_offset + 0.5f;
+    row_offset = view.row_offset;
     return true;
+  }
+  // h at the block starting at plane a, and at plane j of that block.
+  __device__ __forceinline__ float block(float a) const { return __fmaf_rn(dv, a, c0); }
+  __device__ __forceinline__ float row(float h_block, int j) const {
+    return __fmaf_rn(dv, static_cast<float>(j), h_block);
+  }
+  // Whether h falls on the detector (0 <= row <= rows - 1).
+  __device__ __forceinline__ static bool on_detector(float h, int rows) { return h >= 0.5f && h <= rows - 0.5f; }
+};
+
+// A thread's run of Planes planes from volume plane `first`, in blocks of
+// Planes (ColumnLookup): the first block's start and the run's offset in
+// it (0 when Aligned).
+template <int Planes, bool Aligned>
+struct PlaneRun {
+  float block0;
+  int skew;
+  __device__ __forceinline__ explicit PlaneRun(int first)
+      : block0(static_cast<float>(first - (Aligned ? 0 : first % Planes))), skew(Aligned ? 0 : first % Planes) {}
+  // The blocks' h for one lookup: the first, and (not Aligned) the next.
+  struct Blocks {
+    float h0, h1;
+  };
+  __device__ __forceinline__ Blocks blocks(const ColumnLookup& c) const {
+    return {c.block(block0), Aligned ? 0.0f : c.block(block0 + Planes)};
+  }
+  // h of the run's plane t.
+  __device__ __forceinline__ float row(const ColumnLookup& c, const Blocks& b, int t) const {
+    if (Aligned) return c.row(b.h0, t);
+    const int j = skew + t;
+    return j < Planes ? c.row(b.h0, j) : c.row(b.h1, j - Planes);
   }
 };
 
-template <bool Split>
+template <bool Split, bool Aligned>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_constant__ QuadBatch b, float* slab,
                                                                 const unsigned char* mask) {
   const SlabGeometry& g = b.g;
@@ -113,21 +162,22 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   for (int e = 0; e < 4; ++e)
 #pragma unroll
     for (int t = 0; t < kPlanesPerThread; ++t) acc[e][t] = 0.0f;
-  const float ybase = static_cast<float>(volume_plane(g, t0));
+  const PlaneRun<kPlanesPerThread, Aligned> run(volume_plane(g, t0));
   for (int q = 0; q < b.count; ++q) {
     const float unscale = ldexpf(1.0f, pack_exponent(b.quad_max[q]));
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       ColumnLookup c;
-      if (!c.at(b.view[q], static_cast<float>(xs[e]), static_cast<float>(zs[e]), ybase, unscale, g.columns)) continue;
+      if (!c.at(b.view[q], static_cast<float>(xs[e]), static_cast<float>(zs[e]), unscale, g.columns)) continue;
       const float wt = c.wt;
+      const auto blocks = run.blocks(c);
 #pragma unroll
       for (int t = 0; t < kPlanesPerThread; ++t) {
-        const float v = c.v0 + c.dv * t;
-        if (!(v >= 0.0f && v <= g.rows - 1)) continue;
-        float4 f = tex2D<float4>(b.tex[q], c.tu, c.tv + c.dv * t);
+        const float h = run.row(c, blocks, t);
+        if (!ColumnLookup::on_detector(h, g.rows)) continue;
+        float4 f = tex2D<float4>(b.tex[q], c.tu, h - c.row_offset);
         if (Split) {
-          const float4 r = tex2D<float4>(b.tex_lo[q], c.tu, c.tv + c.dv * t);
+          const float4 r = tex2D<float4>(b.tex_lo[q], c.tu, h - c.row_offset);
           f.x += r.x;
           f.y += r.y;
           f.z += r.z;
@@ -155,7 +205,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
 // p_e at the first view gives, in channel a, voxel p_e and in channel b
 // voxel p_(1-e). A column on the mirror line (p_1 == p_0, the diagonal
 // kinds only) takes one lookup, both channels its own.
-template <bool Split, int Planes, int Kind>
+template <bool Split, int Planes, int Kind, bool Aligned>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_constant__ PairBatch b, float* slab,
                                                                 const unsigned char* mask) {
   // The packing scales, once per block: a load per pair and thread would
@@ -184,25 +234,26 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   for (int e = 0; e < 2; ++e)
 #pragma unroll
     for (int t = 0; t < Planes; ++t) acc[e][t] = 0.0f;
-  const float ybase = static_cast<float>(volume_plane(g, t0));
+  const PlaneRun<Planes, Aligned> run(volume_plane(g, t0));
   for (int q = 0; q < b.count; ++q) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       if (e == 1 && self) continue;
       ColumnLookup c;
-      if (!c.at(b.view[q], static_cast<float>(xs[e]), static_cast<float>(zs[e]), ybase, unscales[q], g.columns)) continue;
+      if (!c.at(b.view[q], static_cast<float>(xs[e]), static_cast<float>(zs[e]), unscales[q], g.columns)) continue;
       const float wt = c.wt;
+      const auto blocks = run.blocks(c);
 #pragma unroll
       for (int t = 0; t < Planes; ++t) {
-        const float v = c.v0 + c.dv * t;
-        if (!(v >= 0.0f && v <= g.rows - 1)) continue;
+        const float h = run.row(c, blocks, t);
+        if (!ColumnLookup::on_detector(h, g.rows)) continue;
         float own, mirror;
         if (Split) {
-          const float4 f = tex2D<float4>(b.tex[q], c.tu, c.tv + c.dv * t);
+          const float4 f = tex2D<float4>(b.tex[q], c.tu, h - c.row_offset);
           own = f.x + f.z;
           mirror = f.y + f.w;
         } else {
-          const float2 f = tex2D<float2>(b.tex[q], c.tu, c.tv + c.dv * t);
+          const float2 f = tex2D<float2>(b.tex[q], c.tu, h - c.row_offset);
           own = f.x;
           mirror = f.y;
         }
@@ -380,15 +431,32 @@ void launch_generic(const GenericBatch& batch, float* slab, const unsigned char*
   check_launch("backprojection (generic)");
 }
 
+namespace {
+
+// Whether every thread's run of `planes_per_thread` planes starts on a
+// multiple of it (PlaneRun's Aligned): the slab starts on one, and so does
+// every chunk (a single chunk starts where the slab does).
+bool runs_aligned(const SlabGeometry& g, int planes_per_thread) {
+  return g.y0 % planes_per_thread == 0 &&
+         (g.chunk >= g.planes || (g.chunk % planes_per_thread == 0 && g.stride % planes_per_thread == 0));
+}
+
+}  // namespace
+
 void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
   const int half = batch.g.nx / 2;
   const dim3 block(kBlockX, kBlockZ);
   const dim3 grid((half + kBlockX - 1) / kBlockX, (half + kBlockZ - 1) / kBlockZ,
                   (batch.g.planes + kPlanesPerThread - 1) / kPlanesPerThread);
-  if (batch.split)
-    quad_kernel<true><<<grid, block, 0, stream>>>(batch, slab, mask);
+  const bool aligned = runs_aligned(batch.g, kPlanesPerThread);
+  if (batch.split && aligned)
+    quad_kernel<true, true><<<grid, block, 0, stream>>>(batch, slab, mask);
+  else if (batch.split)
+    quad_kernel<true, false><<<grid, block, 0, stream>>>(batch, slab, mask);
+  else if (aligned)
+    quad_kernel<false, true><<<grid, block, 0, stream>>>(batch, slab, mask);
   else
-    quad_kernel<false><<<grid, block, 0, stream>>>(batch, slab, mask);
+    quad_kernel<false, false><<<grid, block, 0, stream>>>(batch, slab, mask);
   check_launch("backprojection (symmetric quads)");
 }
 
@@ -401,10 +469,15 @@ void launch_pair_kind(const PairBatch& batch, float* slab, const unsigned char* 
   const int rows_z = Kind == 0 ? batch.g.nz / 2 : batch.g.nz;
   const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (rows_z + kBlockZ - 1) / kBlockZ,
                   (batch.g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
-  if (batch.split)
-    pair_kernel<true, kPairPlanesPerThread, Kind><<<grid, block, 0, stream>>>(batch, slab, mask);
+  const bool aligned = runs_aligned(batch.g, kPairPlanesPerThread);
+  if (batch.split && aligned)
+    pair_kernel<true, kPairPlanesPerThread, Kind, true><<<grid, block, 0, stream>>>(batch, slab, mask);
+  else if (batch.split)
+    pair_kernel<true, kPairPlanesPerThread, Kind, false><<<grid, block, 0, stream>>>(batch, slab, mask);
+  else if (aligned)
+    pair_kernel<false, kPairPlanesPerThread, Kind, true><<<grid, block, 0, stream>>>(batch, slab, mask);
   else
-    pair_kernel<false, kPairPlanesPerThread, Kind><<<grid, block, 0, stream>>>(batch, slab, mask);
+    pair_kernel<false, kPairPlanesPerThread, Kind, false><<<grid, block, 0, stream>>>(batch, slab, mask);
 }
 
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
@@ -421,11 +494,25 @@ void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask
 
 void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream) {
   if (batch.count <= 0) return;
-  int rows = 1;
-  for (int p = 0; p < batch.count; ++p) rows = std::max(rows, batch.pair[p].rows);
-  const unsigned blocks_x = (batch.columns + kMaxBlockThreads - 1) / kMaxBlockThreads;
-  const dim3 grid(blocks_x, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock, batch.count);
-  pack_pairs_max_kernel<<<grid, kMaxBlockThreads, 0, stream>>>(batch);
+  if (batch.pair[0].max_src[0]) {
+    // The same maxima kernel over each view's maximum: one "window" of one
+    // value per view, so the scale is exactly that of the whole views.
+    PackPairBatch views = batch;
+    views.columns = 1;
+    views.src_pitch = 1;
+    for (int p = 0; p < batch.count; ++p) {
+      views.pair[p].src[0] = batch.pair[p].max_src[0];
+      views.pair[p].src[1] = batch.pair[p].max_src[1];
+      views.pair[p].rows = 1;
+    }
+    pack_pairs_max_kernel<<<dim3(1, 1, batch.count), kMaxBlockThreads, 0, stream>>>(views);
+  } else {
+    int rows = 1;
+    for (int p = 0; p < batch.count; ++p) rows = std::max(rows, batch.pair[p].rows);
+    const unsigned blocks_x = (batch.columns + kMaxBlockThreads - 1) / kMaxBlockThreads;
+    const dim3 grid(blocks_x, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock, batch.count);
+    pack_pairs_max_kernel<<<grid, kMaxBlockThreads, 0, stream>>>(batch);
+  }
   check_launch("pack_pairs_max_kernel");
   const dim3 texture_grid((batch.columns + 127) / 128, batch.texture_rows, batch.count);
   if (batch.split)
@@ -435,16 +522,31 @@ void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream) {
   check_launch("pack_pairs_kernel");
 }
 
-void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
-                      ushort4* hi, ushort4* lo, size_t pitch, int columns, int rows, int texture_rows,
-                      cudaStream_t stream) {
+void launch_pack_half(const float* const src[4], const float* const max_src[4], size_t src_pitch,
+                      const float scale[4], unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch, int columns,
+                      int rows, int texture_rows, cudaStream_t stream) {
   const PackArgs<4> a = pack_args<4>(src, src_pitch, scale);
-  const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
-  const dim3 texture_grid((columns + 127) / 128, texture_rows);
-  pack_max_kernel<4><<<grid, kMaxBlockThreads, 0, stream>>>(a, columns, rows, quad_max);
+  if (max_src) {
+    pack_max_kernel<4><<<1, kMaxBlockThreads, 0, stream>>>(pack_args<4>(max_src, 1, scale), 1, 1, quad_max);
+  } else {
+    const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads,
+                    (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
+    pack_max_kernel<4><<<grid, kMaxBlockThreads, 0, stream>>>(a, columns, rows, quad_max);
+  }
   check_launch("pack_max_kernel (quad)");
+  const dim3 texture_grid((columns + 127) / 128, texture_rows);
   pack_half_kernel<<<texture_grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
   check_launch("pack_half_kernel");
+}
+
+void launch_window_max(const float* window, size_t pitch, int columns, int rows, unsigned* max_bits,
+                       cudaStream_t stream) {
+  const float* const src[1] = {window};
+  const float one[1] = {1.0f};
+  const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads,
+                  (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
+  pack_max_kernel<1><<<grid, kMaxBlockThreads, 0, stream>>>(pack_args<1>(src, pitch, one), columns, rows, max_bits);
+  check_launch("pack_max_kernel (window)");
 }
 
 __global__ void repeat_last_row_kernel(float* window, size_t pitch, int columns, int rows) {

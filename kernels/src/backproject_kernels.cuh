@@ -77,11 +77,16 @@ void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask
 
 // One mirror pair (a, b) for launch_pack_pairs: its windows (`rows` rows,
 // the same for both) and angular weights, and where its texels go.
+// `max_src`, when set, points at each view's largest |value| over all its
+// rows (one float on the device): the pair's scale then comes from the
+// whole views, not from the windows, so that a row is packed the same way
+// in every window that holds it.
 struct PackPair {
   const float* src[2];
   float scale[2];
   void* texels;
   int rows;
+  const float* max_src[2];
 };
 
 // Mirror pairs packed in one launch (two, with their maxima) rather than
@@ -114,9 +119,15 @@ void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream);
 // (found first into *quad_max, which must start at 0), so no data range
 // underflows or overflows half precision.
 // Rows past `rows` up to `texture_rows` repeat the last (launch_pack_pairs).
-void launch_pack_half(const float* const src[4], size_t src_pitch, const float scale[4], unsigned* quad_max,
-                      ushort4* hi, ushort4* lo, size_t dst_pitch_texels, int columns, int rows, int texture_rows,
-                      cudaStream_t stream);
+// `max_src` (nullable) as PackPair's: the scale from the whole views.
+void launch_pack_half(const float* const src[4], const float* const max_src[4], size_t src_pitch,
+                      const float scale[4], unsigned* quad_max, ushort4* hi, ushort4* lo, size_t dst_pitch_texels,
+                      int columns, int rows, int texture_rows, cudaStream_t stream);
+
+// *max_bits = the bits of the largest |value| of one window (`rows` rows
+// of `columns` floats, `pitch` floats apart); *max_bits must start at 0.
+void launch_window_max(const float* window, size_t pitch, int columns, int rows, unsigned* max_bits,
+                       cudaStream_t stream);
 
 // Rows [rows, texture_rows) of a float window (pitch in floats) repeat row
 // rows - 1 (launch_pack_pairs says why).

@@ -244,6 +244,7 @@ class CudaBackend final : public Backend {
     for (DeviceBackend* d : live_) bytes += d->host_work_bytes(model, planes);
     return bytes;
   }
+  int slab_alignment() const override { return aligned_slab_planes(); }
   bool caches_slabs() const override { return false; }
   bool keeps_volume() const override { return resident_; }
   uint64_t preferred_slab_bytes(const ScanModel& model) const override {

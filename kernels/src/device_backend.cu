@@ -766,9 +766,11 @@ class OneDevice final : public DeviceBackend {
     return set;
   }
 
-  void pack_quad(const float* const src[4], const float scale[4], BatchSet& set, int slot, int rows) {
+  // `max_src` (nullable): each view's largest |value| (launch_pack_half).
+  void pack_quad(const float* const src[4], const float* const max_src[4], const float scale[4], BatchSet& set,
+                 int slot, int rows) {
     const size_t q = static_cast<size_t>(slot);
-    launch_pack_half(src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.slot(q)),
+    launch_pack_half(src, max_src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.slot(q)),
                      format_.split ? reinterpret_cast<ushort4*>(set.slot_lo(q)) : nullptr,
                      quad_pitch_ / kTexelBytes, columns_, rows, set_rows_, bp_stream_.get());
   }
@@ -900,7 +902,7 @@ class OneDevice final : public DeviceBackend {
         src[c] = projections_.get() + static_cast<size_t>(quad[c]) * view_stride_;
         scale[c] = static_cast<float>(weights[static_cast<size_t>(quad[c])]);
       }
-      pack_quad(src, scale, set, s, rows_);
+      pack_quad(src, nullptr, scale, set, s, rows_);
       const double sid = model.views[static_cast<size_t>(quad[0])].sid;
       fill_terms(batch.view[s], model.matrices[static_cast<size_t>(quad[0])], static_cast<float>(sid * sid), 0);
       set_quad_textures(batch, set, s);
@@ -1193,11 +1195,12 @@ class OneDevice final : public DeviceBackend {
   }
 
   // Packs `count` mirror pairs (views view_at(s, 0..1), row windows at
-  // src_of(s, c)) and backprojects them into `slab`.
+  // src_of(s, c), each view's largest |value| at view_max + view) and
+  // backprojects them into `slab`.
   template <class ViewAt, class SrcOf>
   void launch_window_pairs(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
-                           const std::vector<std::array<int, 2>>& window, const std::vector<double>& weights,
-                           const SlabGeometry& g, float* slab) {
+                           const float* view_max, const std::vector<std::array<int, 2>>& window,
+                           const std::vector<double>& weights, const SlabGeometry& g, float* slab) {
     PairBatch batch{};
     batch.g = g;
     batch.count = count;
@@ -1211,6 +1214,7 @@ class OneDevice final : public DeviceBackend {
       const float share = view_at(s, 0) == view_at(s, 1) ? 0.5f : 1.0f;
       for (int c = 0; c < 2; ++c) {
         p.src[c] = src_of(s, c);
+        p.max_src[c] = view_max + view_at(s, c);
         p.scale[c] = share * static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
       }
       const auto& w = window[static_cast<size_t>(s)];
@@ -1240,6 +1244,9 @@ class OneDevice final : public DeviceBackend {
     if (!early_started_ && !start_early(model)) return;
     const int q = orbit_of_view_[v];
     const auto& w = early_windows_[static_cast<size_t>(q)];
+    // The packing scales by the whole view's maximum, as a slab from the
+    // store does (ProjectionStore::max_abs): the same bits.
+    launch_window_max(scratch_.get(), pitch_, columns_, rows_, early_max_.get() + v, filter_stream_.get());
     check(cudaMemcpy2DAsync(slab_buffers_[1].get() + window_stride_ * v, pitch_ * sizeof(float),
                             scratch_.get() + static_cast<size_t>(w[0]) * pitch_, pitch_ * sizeof(float),
                             columns_ * sizeof(float), w[1] - w[0] + 1, cudaMemcpyDeviceToDevice, filter_stream_.get()),
@@ -1267,6 +1274,8 @@ class OneDevice final : public DeviceBackend {
     for (auto& b : slab_buffers_) b.resize(buffer_floats);
     check(cudaMemsetAsync(slab_buffers_[0].get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
           "cudaMemsetAsync (early slab)");
+    early_max_.resize(model.views.size());
+    check(cudaMemsetAsync(early_max_.get(), 0, early_max_.bytes(), filter_stream_.get()), "cudaMemsetAsync (maxima)");
     compute_mask(model, true);
     early_windows_.clear();
     for (const auto& orbit : orbits_) early_windows_.push_back(item_window(model, orbit, 2, range[0], planes, rows));
@@ -1289,7 +1298,8 @@ class OneDevice final : public DeviceBackend {
       auto src_of = [&](int s, int c) {
         return slab_buffers_[1].get() + window_stride_ * static_cast<size_t>(view_at(s, c));
       };
-      launch_window_pairs(model, set, static_cast<int>(last - first), view_at, src_of, window, nominal_weights_,
+      launch_window_pairs(model, set, static_cast<int>(last - first), view_at, src_of,
+                          reinterpret_cast<const float*>(early_max_.get()), window, nominal_weights_,
                           slab_geometry(model, range[0], range[1] - range[0]), slab_buffers_[0].get());
       set.done.record(bp_stream_.get());
       set.used = true;
@@ -1313,6 +1323,7 @@ class OneDevice final : public DeviceBackend {
   void compute_slab(const ScanModel& model, int y0, int y1, int buffer) {
     const int planes = y1 - y0;
     const int rows = window_rows(planes);
+    if (store_max_.size() == 0) upload_store_maxima(model);
     if (set_rows_ < rows) {
       check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
       make_sets(group_size_, rows, true);
@@ -1359,6 +1370,17 @@ class OneDevice final : public DeviceBackend {
     slab_ready_[static_cast<size_t>(buffer)].record(bp_stream_.get());
   }
 
+  // Each stored view's largest |value| (ProjectionStore::max_abs), which
+  // scales its packing whatever its window; 0 for a view never stored.
+  void upload_store_maxima(const ScanModel& model) {
+    std::vector<float> maxima(model.views.size(), 0.0f);
+    for (size_t v = 0; v < maxima.size(); ++v)
+      if (model.store->has(static_cast<int>(v))) maxima[v] = model.store->max_abs(static_cast<int>(v));
+    store_max_.resize(maxima.size());
+    check(cudaMemcpy(store_max_.get(), maxima.data(), maxima.size() * sizeof(float), cudaMemcpyHostToDevice),
+          "cudaMemcpy (view maxima)");
+  }
+
   void run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
                         size_t last, ItemKind kind, int y0, int planes, int rows, float* slab) {
     BatchSet& set = next_set();
@@ -1396,7 +1418,8 @@ class OneDevice final : public DeviceBackend {
     const SlabGeometry g = slab_geometry(model, y0, planes);
     auto window_of = [&](int s, int c) { return set.windows.get() + window_stride_ * (width * s + c); };
     if (kind == ItemKind::Pairs) {
-      launch_window_pairs(model, set, count, view_at, window_of, window, model.view_weights, g, slab);
+      launch_window_pairs(model, set, count, view_at, window_of, store_max_.get(), window, model.view_weights, g,
+                          slab);
     } else if (kind == ItemKind::Quads) {
       QuadBatch batch{};
       batch.g = g;
@@ -1404,13 +1427,15 @@ class OneDevice final : public DeviceBackend {
       prepare_quads(batch, set);
       for (int s = 0; s < count; ++s) {
         const float* src[4];
+        const float* max_src[4];
         float scale[4];
         for (int c = 0; c < 4; ++c) {
           src[c] = window_of(s, c);
+          max_src[c] = store_max_.get() + view_at(s, c);
           scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(view_at(s, c))]);
         }
         const auto& w = window[static_cast<size_t>(s)];
-        pack_quad(src, scale, set, s, w[1] - w[0] + 1);
+        pack_quad(src, max_src, scale, set, s, w[1] - w[0] + 1);
         const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
         fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
                    w[0]);
@@ -1521,6 +1546,8 @@ class OneDevice final : public DeviceBackend {
 
   DeviceBuffer<float> volume_, projections_, scratch_;
   std::array<DeviceBuffer<float>, kSlabBuffers> slab_buffers_;  // streaming
+  DeviceBuffer<float> store_max_;     // streaming: each view's largest |value|, from the store
+  DeviceBuffer<unsigned> early_max_;  // early slab: the same, as float bits, from the filtered views
   std::array<Event, kSlabBuffers> slab_ready_;
   DeviceBuffer<unsigned char> mask_;
   DeviceBuffer<double> mask_matrices_, mask_principal_;
@@ -1564,6 +1591,8 @@ int resident_chunk_planes(int ny, int devices) {
   return static_cast<int>(
       round_up(static_cast<size_t>((ny + chunks - 1) / chunks), static_cast<size_t>(kPairPlanesPerThread)));
 }
+
+int aligned_slab_planes() { return kPairPlanesPerThread; }
 
 FaultPlan FaultPlan::from_environment() {
   FaultPlan plan;

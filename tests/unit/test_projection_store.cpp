@@ -1,12 +1,12 @@
-#include <fdk/core/error.hpp>
-#include <fdk/core/projection_store.hpp>
-#include <fdk/core/ramp_filter.hpp>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fdk/core/error.hpp>
+#include <fdk/core/projection_store.hpp>
+#include <fdk/core/ramp_filter.hpp>
+#include <fdk/core/thread_pool.hpp>
 #include <limits>
 #include <random>
 #include <thread>
@@ -97,6 +97,28 @@ TEST(ProjectionStore, Float32RoundTripIsBitExact) {
           << "band_rows " << band_rows << " view " << v;
     }
   }
+}
+
+// The largest |value| of a view over all its rows, whichever band and sign
+// holds it, in both precisions and with the bands coded on a pool.
+TEST(ProjectionStore, KeepsEachViewsLargestMagnitude) {
+  const int width = 37, height = 45;
+  fdk::ThreadPool pool(3);
+  for (fdk_precision precision : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+    ProjectionStore store(width, height, 3, precision, 8);
+    for (int v = 0; v < 3; ++v) {
+      auto image = random_image(width, height, 1.0f, 77u + v);
+      // The peak in the last row of view 0, the first of view 1, mid-band
+      // and negative in view 2.
+      const size_t at = v == 0 ? image.size() - 3 : v == 1 ? 5 : static_cast<size_t>(20) * width + 11;
+      image[at] = v == 2 ? -9.75f : 9.5f;
+      store.commit(v, v == 1 ? store.compress(image.data(), &pool) : store.compress(image.data()));
+      EXPECT_EQ(store.max_abs(v), v == 2 ? 9.75f : 9.5f) << "view " << v;
+    }
+  }
+  ProjectionStore store(width, height, 3, FDK_PRECISION_FLOAT32);
+  EXPECT_THROW(store.max_abs(1), fdk::Error);  // not stored
+  EXPECT_THROW(store.max_abs(3), fdk::Error);  // out of range
 }
 
 TEST(ProjectionStore, SubRangesMatchTheirRows) {

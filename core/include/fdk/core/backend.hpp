@@ -127,6 +127,9 @@ class Backend {
   virtual uint64_t preferred_slab_bytes(const ScanModel& model) const { return uint64_t{256} << 20; }
   // The thickest slab the backend can compute at once (device memory).
   virtual int max_slab_planes(const ScanModel& model) const { return model.volume.size[1]; }
+  // Automatic slabs start on multiples of this many planes (plan_slabs),
+  // where the backend computes fastest.
+  virtual int slab_alignment() const { return 1; }
 };
 
 // 1 where the (x, z) column (index z * nx + x) is reconstructable from the

@@ -23,6 +23,7 @@ class ThreadPool;
 // memory budget before committing it).
 struct CompressedView {
   std::vector<std::vector<uint8_t>> bands;
+  uint32_t max_abs_bits = 0;  // the largest |value| before coding, as float bits
   uint64_t bytes() const;
 };
 
@@ -57,6 +58,12 @@ class ProjectionStore {
   // scratch. Throws fdk::Error if the view is absent.
   void read_rows(int view, int row_begin, int row_end, float* out) const;
 
+  // The largest |value| of `view` as it was stored (before float16
+  // rounding), over all its rows: what a reader of row windows scales by
+  // when its result must not depend on the window. Throws fdk::Error if
+  // the view is absent.
+  float max_abs(int view) const;
+
   // The most one compressed view can take (bands stored raw when zstd does
   // not shrink them).
   uint64_t worst_case_view_bytes() const;
@@ -66,12 +73,14 @@ class ProjectionStore {
   int views_stored() const { return views_stored_.load(); }
 
  private:
-  void compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const;
+  // Codes the bands into `view` and returns their largest |value| (float bits).
+  uint32_t compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const;
 
   int width_, height_, band_rows_;
   fdk_precision precision_;
   std::vector<CompressedView> views_;
   std::vector<uint8_t> present_;
+  std::vector<uint32_t> max_abs_bits_;
   mutable std::mutex mutex_;
   std::atomic<uint64_t> stored_bytes_{0};
   std::atomic<int> views_stored_{0};

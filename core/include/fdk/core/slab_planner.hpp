@@ -23,9 +23,11 @@ struct SlabPlan {
 // (FDK_ERROR_BUDGET) when not even one plane fits.
 // `max_thickness` caps the slab (the backend's device memory); a requested
 // thickness above it is an error. Automatic slabs stay within
-// `preferred_bytes` (the backend's wish).
-SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget,
-                    int requested_thickness, int max_thickness, uint64_t preferred_bytes,
-                    const std::function<uint64_t(int)>& work_bytes);
+// `preferred_bytes` (the backend's wish), and when they can hold `align`
+// planes their thickness is a multiple of it, so that every slab starts on
+// a multiple (Backend::slab_alignment).
+SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget, int requested_thickness,
+                    int max_thickness, uint64_t preferred_bytes, const std::function<uint64_t(int)>& work_bytes,
+                    int align = 1);
 
 }  // namespace fdk
