@@ -1,6 +1,7 @@
 #include "backproject_kernels.cuh"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "cuda_check.hpp"
 
@@ -441,6 +442,26 @@ bool runs_aligned(const SlabGeometry& g, int planes_per_thread) {
          (g.chunk >= g.planes || (g.chunk % planes_per_thread == 0 && g.stride % planes_per_thread == 0));
 }
 
+// Calls launch(Split, Aligned) with both as compile-time constants
+// (std::bool_constant), to pick a kernel's variant.
+template <class Launch>
+void with_variant(bool split, bool aligned, Launch launch) {
+  if (split && aligned)
+    launch(std::true_type{}, std::true_type{});
+  else if (split)
+    launch(std::true_type{}, std::false_type{});
+  else if (aligned)
+    launch(std::false_type{}, std::true_type{});
+  else
+    launch(std::false_type{}, std::false_type{});
+}
+
+// The maxima kernels' grid over `rows` rows of `columns` values.
+dim3 max_grid(int columns, int rows, int depth = 1) {
+  return dim3((columns + kMaxBlockThreads - 1) / kMaxBlockThreads, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock,
+              depth);
+}
+
 }  // namespace
 
 void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
@@ -448,15 +469,9 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
   const dim3 block(kBlockX, kBlockZ);
   const dim3 grid((half + kBlockX - 1) / kBlockX, (half + kBlockZ - 1) / kBlockZ,
                   (batch.g.planes + kPlanesPerThread - 1) / kPlanesPerThread);
-  const bool aligned = runs_aligned(batch.g, kPlanesPerThread);
-  if (batch.split && aligned)
-    quad_kernel<true, true><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else if (batch.split)
-    quad_kernel<true, false><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else if (aligned)
-    quad_kernel<false, true><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else
-    quad_kernel<false, false><<<grid, block, 0, stream>>>(batch, slab, mask);
+  with_variant(batch.split, runs_aligned(batch.g, kPlanesPerThread), [&](auto split, auto aligned) {
+    quad_kernel<split, aligned><<<grid, block, 0, stream>>>(batch, slab, mask);
+  });
   check_launch("backprojection (symmetric quads)");
 }
 
@@ -469,15 +484,9 @@ void launch_pair_kind(const PairBatch& batch, float* slab, const unsigned char* 
   const int rows_z = Kind == 0 ? batch.g.nz / 2 : batch.g.nz;
   const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (rows_z + kBlockZ - 1) / kBlockZ,
                   (batch.g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
-  const bool aligned = runs_aligned(batch.g, kPairPlanesPerThread);
-  if (batch.split && aligned)
-    pair_kernel<true, kPairPlanesPerThread, Kind, true><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else if (batch.split)
-    pair_kernel<true, kPairPlanesPerThread, Kind, false><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else if (aligned)
-    pair_kernel<false, kPairPlanesPerThread, Kind, true><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else
-    pair_kernel<false, kPairPlanesPerThread, Kind, false><<<grid, block, 0, stream>>>(batch, slab, mask);
+  with_variant(batch.split, runs_aligned(batch.g, kPairPlanesPerThread), [&](auto split, auto aligned) {
+    pair_kernel<split, kPairPlanesPerThread, Kind, aligned><<<grid, block, 0, stream>>>(batch, slab, mask);
+  });
 }
 
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
@@ -509,9 +518,7 @@ void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream) {
   } else {
     int rows = 1;
     for (int p = 0; p < batch.count; ++p) rows = std::max(rows, batch.pair[p].rows);
-    const unsigned blocks_x = (batch.columns + kMaxBlockThreads - 1) / kMaxBlockThreads;
-    const dim3 grid(blocks_x, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock, batch.count);
-    pack_pairs_max_kernel<<<grid, kMaxBlockThreads, 0, stream>>>(batch);
+    pack_pairs_max_kernel<<<max_grid(batch.columns, rows, batch.count), kMaxBlockThreads, 0, stream>>>(batch);
   }
   check_launch("pack_pairs_max_kernel");
   const dim3 texture_grid((batch.columns + 127) / 128, batch.texture_rows, batch.count);
@@ -529,9 +536,7 @@ void launch_pack_half(const float* const src[4], const float* const max_src[4], 
   if (max_src) {
     pack_max_kernel<4><<<1, kMaxBlockThreads, 0, stream>>>(pack_args<4>(max_src, 1, scale), 1, 1, quad_max);
   } else {
-    const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads,
-                    (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
-    pack_max_kernel<4><<<grid, kMaxBlockThreads, 0, stream>>>(a, columns, rows, quad_max);
+    pack_max_kernel<4><<<max_grid(columns, rows), kMaxBlockThreads, 0, stream>>>(a, columns, rows, quad_max);
   }
   check_launch("pack_max_kernel (quad)");
   const dim3 texture_grid((columns + 127) / 128, texture_rows);
@@ -543,9 +548,8 @@ void launch_window_max(const float* window, size_t pitch, int columns, int rows,
                        cudaStream_t stream) {
   const float* const src[1] = {window};
   const float one[1] = {1.0f};
-  const dim3 grid((columns + kMaxBlockThreads - 1) / kMaxBlockThreads,
-                  (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock);
-  pack_max_kernel<1><<<grid, kMaxBlockThreads, 0, stream>>>(pack_args<1>(src, pitch, one), columns, rows, max_bits);
+  pack_max_kernel<1><<<max_grid(columns, rows), kMaxBlockThreads, 0, stream>>>(pack_args<1>(src, pitch, one), columns,
+                                                                              rows, max_bits);
   check_launch("pack_max_kernel (window)");
 }
 
