@@ -78,10 +78,35 @@ void ThreadPool::run_tasks(Call& call, int slot) {
   }
 }
 
+bool ThreadPool::join_open_call(int slot) {
+  joining_.fetch_add(1);
+  Call* call = open_.load();
+  // A published call whose tasks are all taken is left to its caller:
+  // joined again and again, it kept every spinning worker from the other
+  // callers' calls, which wait under the lock (four GPUs' reads into
+  // pageable memory took 2.5 s instead of 1.2 on (c)).
+  if (call && call->next.load() < call->count)
+    call->active.fetch_add(1);
+  else
+    call = nullptr;
+  joining_.fetch_sub(1);
+  if (!call) return false;
+  run_tasks(*call, slot);
+  if (call->active.fetch_sub(1) == 1) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_.notify_all();
+  }
+  return true;
+}
+
 void ThreadPool::worker_loop(int slot) {
   bool ran = false;  // only a worker that has run tasks spins before it sleeps
   for (;;) {
     if (ran) spin_until([&] { return open_calls_.load() > 0 || stop_.load(); });
+    if (join_open_call(slot)) {
+      ran = true;
+      continue;
+    }
     Call* call = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -123,6 +148,8 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
     open_calls_.fetch_add(1);
     sleepers = sleepers_;
   }
+  Call* none = nullptr;
+  const bool published = open_.compare_exchange_strong(none, &call);
   // Wake only as many sleeping workers as the tasks can use (spinning ones
   // take tasks by themselves): a small job (one projection's copy) should
   // not pull every core off other work and then wait for the last of them
@@ -133,6 +160,12 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
   else
     for (int h = 0; h < helpers; ++h) wake_.notify_one();
   run_tasks(call, 0);
+  if (published) {
+    // Withdrawn from the lock-free path: once no worker is between loading
+    // open_ and counting itself in `active`, the waits below see them all.
+    open_.store(nullptr);
+    while (joining_.load() != 0) cpu_relax();
+  }
   // Every task is taken; those still running are the active workers'.
   spin_until([&] { return call.active.load() == 0; });
   std::exception_ptr error;

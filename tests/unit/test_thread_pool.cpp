@@ -100,3 +100,25 @@ TEST(ThreadPool, SmallCallsBackToBackOnMoreWorkersThanCoresAllComplete) {
   for (auto& t : callers) t.join();
   EXPECT_EQ(wrong.load(), 0);
 }
+
+// One caller's calls back to back: each is published for spinning workers
+// to join without the lock, and withdrawn before parallel_for returns, so
+// no worker still counts itself in a call whose caller has moved on (its
+// tasks would then write into the next call's frame).
+TEST(ThreadPool, OneCallersCallsBackToBackAreEachJoinedOnlyWhileOpen) {
+  ThreadPool pool(16);
+  int wrong = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int count = 2 + round % 31;
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(count));
+    std::atomic<int> total{0};
+    pool.parallel_for(count, [&](int task, int) {
+      runs[static_cast<size_t>(task)].fetch_add(1);
+      total.fetch_add(1);
+    });
+    const int at_return = total.load();
+    for (const auto& r : runs) wrong += r.load() != 1;
+    wrong += at_return != count || total.load() != count;
+  }
+  EXPECT_EQ(wrong, 0);
+}

@@ -43,6 +43,8 @@ class ThreadPool {
   };
 
   void worker_loop(int slot);
+  // Joins and works on the published call, if any: false when there is none.
+  bool join_open_call(int slot);
   // Runs tasks of `call` until none is left to take.
   void run_tasks(Call& call, int slot);
   // The oldest call with a task left to take, or null (mutex_ held).
@@ -58,6 +60,14 @@ class ThreadPool {
   // without taking the lock while it waits.
   std::atomic<int> open_calls_{0};
   std::atomic<bool> stop_{false};
+  // One open call at a time is also published here, so that a spinning
+  // worker joins it without the lock: on a 64-core host the spinners all
+  // queued on mutex_ at once, and the last of them reached a projection's
+  // copy after its tasks were gone. `joining_` counts the workers between
+  // loading `open_` and counting themselves active in the call, so that the
+  // caller, having withdrawn it, knows when nobody can still join it.
+  std::atomic<Call*> open_{nullptr};
+  std::atomic<int> joining_{0};
 };
 
 }  // namespace fdk
