@@ -91,12 +91,19 @@ bool ThreadPool::join_open_call(int slot) {
     call = nullptr;
   joining_.fetch_sub(1);
   if (!call) return false;
-  run_tasks(*call, slot);
-  if (call->active.fetch_sub(1) == 1) {
+  work_in(*call, slot);
+  return true;
+}
+
+void ThreadPool::work_in(Call& call, int slot) {
+  run_tasks(call, slot);
+  // The caller may return as soon as this reaches 0 with the call
+  // withdrawn: `call` is not touched after it, and the notification
+  // (under the lock, so the caller cannot miss it) uses only the pool's.
+  if (call.active.fetch_sub(1) == 1) {
     std::lock_guard<std::mutex> lock(mutex_);
     done_.notify_all();
   }
-  return true;
 }
 
 void ThreadPool::worker_loop(int slot) {
@@ -120,14 +127,7 @@ void ThreadPool::worker_loop(int slot) {
       if (stop_.load()) return;
       call->active.fetch_add(1);
     }
-    run_tasks(*call, slot);
-    // The caller may return as soon as this reaches 0 with the call
-    // withdrawn: `call` is not touched after it, and the notification
-    // (under the lock, so the caller cannot miss it) uses only the pool's.
-    if (call->active.fetch_sub(1) == 1) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_.notify_all();
-    }
+    work_in(*call, slot);
     ran = true;
   }
 }

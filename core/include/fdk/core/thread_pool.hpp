@@ -45,6 +45,8 @@ class ThreadPool {
   void worker_loop(int slot);
   // Joins and works on the published call, if any: false when there is none.
   bool join_open_call(int slot);
+  // A worker counted in `call.active`: runs its tasks, then leaves it.
+  void work_in(Call& call, int slot);
   // Runs tasks of `call` until none is left to take.
   void run_tasks(Call& call, int slot);
   // The oldest call with a task left to take, or null (mutex_ held).
