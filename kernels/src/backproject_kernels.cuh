@@ -18,13 +18,19 @@ struct ViewTerms {
 
 // `planes` planes of the output, in chunks of `chunk` planes (a multiple of
 // every kernel's planes per thread) taken every `stride` planes of the
-// volume from y0: output plane p is volume plane
+// volume from y0: output plane p < split is volume plane
 // y0 + (p / chunk) * stride + p % chunk (chunk == stride: planes
-// [y0, y0 + planes)). A device holding every other chunk of a resident
-// volume backprojects them all in one launch.
+// [y0, y0 + planes)); from `split` (a multiple of chunk) on, a second run
+// of chunks, every `stride_b` planes from y0_b. A device holding every
+// other chunk of a resident volume backprojects them all in one launch;
+// one holding chunks dealt in mirror images about the volume's middle
+// (chunks c and last - c together, for plane pairs) holds two such runs:
+// the plane pairs' kernel takes both in one launch, the others one launch
+// per run.
 struct SlabGeometry {
-  int nx, nz, y0, planes;
+  int nx, ny, nz, y0, planes;
   int chunk, stride;
+  int split, y0_b, stride_b;
   int columns, rows;  // detector size (the filtered one)
 };
 
@@ -54,6 +60,9 @@ struct PairBatch {
   int split;
   int kind;  // the pairs' mirror (symmetry.hpp's MirrorKind), one for the batch
 };
+// kind 3 (MirrorKind::Plane): each "pair" is one view (a, a) whose texels
+// hold rows r and rows-1-r (launch_pack_pairs' flip_rows), and a thread
+// updates the planes y and ny-1-y of its column; ny % 32 == 0.
 
 // Voxels per thread along y.
 constexpr int kPlanesPerThread = 8;
@@ -72,7 +81,9 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
 // which the pair's second view sees where the first sees (i, k), the
 // detector flipped: kind 0 (nz even), (i, nz-1-k) for k < nz/2; kind 1
 // (nx == nz), (k, i) for i <= k; kind 2 (nx == nz), (n-1-k, n-1-i) for
-// i + k <= n-1. A column on the mirror line is its own partner.
+// i + k <= n-1. A column on the mirror line is its own partner. Kind 3:
+// thread (i, k, b) updates the 16-plane block b of the volume's lower half
+// and its mirror image in the upper half, each where the run holds it.
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
 
 // One mirror pair (a, b) for launch_pack_pairs: its windows (`rows` rows,
@@ -98,6 +109,7 @@ struct PackPairBatch {
   size_t dst_pitch;         // texels
   int columns, texture_rows;
   int split;
+  int flip_rows;            // b flipped along rows (rows-1-r), not columns
   unsigned* pair_max;       // per pair: bits of max |value|, zeroed beforehand
   PackPair pair[kMaxBatchPairs];
 };

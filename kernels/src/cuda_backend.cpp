@@ -50,6 +50,19 @@ std::vector<int> configured_ordinals(const Settings& s, int count) {
   return ordinals;
 }
 
+// Chunk c's GPU among k: in turn, or, for plane pairs (FaultPlan::
+// plane_pairs) when the chunks lie in mirror images about the volume's
+// middle and share out evenly, chunks c and last - c on one GPU, so that a
+// plane pair's kernel finds both its planes there (backproject_kernels.cuh,
+// kind 3). Either way at most two evenly spaced runs per GPU.
+std::vector<int> deal_chunks(int ny, int chunk_planes, int k, bool plane_pairs) {
+  const int chunks = (ny + chunk_planes - 1) / chunk_planes;
+  const bool mirrored = plane_pairs && chunks * chunk_planes == ny && chunks % (2 * k) == 0;
+  std::vector<int> owner(static_cast<size_t>(chunks));
+  for (int c = 0; c < chunks; ++c) owner[static_cast<size_t>(c)] = (mirrored ? std::min(c, chunks - 1 - c) : c) % k;
+  return owner;
+}
+
 bool is_device_failure(const Error& e) {
   return e.code() == FDK_ERROR_DEVICE || e.code() == FDK_ERROR_OUT_OF_MEMORY;
 }
@@ -75,8 +88,7 @@ class CudaBackend final : public Backend {
       const int k = static_cast<int>(candidates.size());
       chunk_planes_ = resident_chunk_planes(ny, k);
       const int chunks = (ny + chunk_planes_ - 1) / chunk_planes_;
-      owner_.assign(static_cast<size_t>(chunks), 0);
-      for (int c = 0; c < chunks; ++c) owner_[static_cast<size_t>(c)] = c % k;
+      owner_ = deal_chunks(ny, chunk_planes_, k, fault.plane_pairs);
       bool retry = false;
       for (int j = 0; j < k && !retry; ++j) {
         Slot& slot = slots_[candidates[static_cast<size_t>(j)]];
@@ -84,7 +96,8 @@ class CudaBackend final : public Backend {
         role.ordinal = slot.ordinal;
         role.worker = static_cast<int>(candidates[static_cast<size_t>(j)]);
         role.chunk_planes = chunk_planes_;
-        for (int c = j; c < chunks; c += k) role.chunks.push_back(c);
+        for (int c = 0; c < chunks; ++c)
+          if (owner_[static_cast<size_t>(c)] == j) role.chunks.push_back(c);
         role.allow_resident = allow_resident;
         role.filters_for_store = j == 0;
         role.fault = fault;

@@ -53,6 +53,12 @@ struct FaultPlan {
   // groups of pairs packed as they complete; the others are packed at each
   // launch (tests that the two give the same bits).
   int packed_sets_limit = -1;
+  // FDK_TEST_PLANE_PAIRS=1: a resident volume backprojects its scan's first
+  // quarter as plane pairs (plan_resident_pairs), its chunks dealt in mirror
+  // images. Off by default: one H200 took 0.799 s for (b) against 0.772 s
+  // (kernels 0.784 against 0.738 s), and the start it saves pays only on
+  // several GPUs, not yet measured (PERFORMANCE.md, tenth pass).
+  bool plane_pairs = false;
   static FaultPlan from_environment();
 };
 

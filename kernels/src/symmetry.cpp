@@ -41,6 +41,7 @@ std::array<double, 12> mirrored(const IndexMatrix& b, MirrorKind kind, int n, in
       case MirrorKind::Depth: o[0] = m[0]; o[2] = -m[2]; o[3] = m[3] + m[2] * last; break;
       case MirrorKind::Diagonal: o[0] = m[2]; o[2] = m[0]; o[3] = m[3]; break;
       case MirrorKind::AntiDiagonal: o[0] = -m[2]; o[2] = -m[0]; o[3] = m[3] + (m[0] + m[2]) * last; break;
+      case MirrorKind::Plane: break;  // no partner view (sees_planes_mirrored)
     }
   }
   for (int c = 0; c < 4; ++c) out[c] = (columns - 1) * out[8 + c] - out[c];
@@ -171,6 +172,52 @@ std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometr
                                                    const std::vector<IndexMatrix>& matrices,
                                                    const fdk_volume& volume, int columns) {
   return earliest_pairs(views, matrices, volume, columns, true);
+}
+
+bool sees_planes_mirrored(const IndexMatrix& m, int ny, int rows) {
+  if (!m.y_separable()) return false;
+  // The matrix applied to (i, ny-1-j, k), its row flipped about the
+  // detector's centre.
+  const double last = ny - 1;
+  std::array<double, 12> o{};
+  for (int r = 0; r < 3; ++r) {
+    const double* x = m.m.data() + 4 * r;
+    double* y = o.data() + 4 * r;
+    y[0] = x[0];
+    y[1] = -x[1];
+    y[2] = x[2];
+    y[3] = x[3] + x[1] * last;
+  }
+  for (int c = 0; c < 4; ++c) o[4 + c] = (rows - 1) * o[8 + c] - o[4 + c];
+  return same(m, o, ny);
+}
+
+std::vector<MirrorPair> plan_resident_pairs(const std::vector<ViewGeometry>& views,
+                                            const std::vector<IndexMatrix>& matrices, const fdk_volume& volume,
+                                            int columns, int rows) {
+  std::vector<MirrorPair> pairs = find_earliest_mirror_pairs(views, matrices, volume, columns);
+  const int count = static_cast<int>(views.size());
+  const auto early = [&](const MirrorPair& p) { return 4 * std::max(p.views[0], p.views[1]) <= count; };
+  bool split = volume.size[1] % 32 == 0;
+  for (const MirrorPair& p : pairs)
+    if (split && early(p))
+      for (int v : p.views) split = split && sees_planes_mirrored(matrices[static_cast<size_t>(v)], volume.size[1], rows);
+  if (split) {
+    std::vector<MirrorPair> planned;
+    for (const MirrorPair& p : pairs) {
+      if (!early(p)) {
+        planned.push_back(p);
+        continue;
+      }
+      planned.push_back({{p.views[0], p.views[0]}, MirrorKind::Plane});
+      if (p.views[1] != p.views[0]) planned.push_back({{p.views[1], p.views[1]}, MirrorKind::Plane});
+    }
+    pairs.swap(planned);
+  }
+  std::stable_sort(pairs.begin(), pairs.end(), [](const MirrorPair& a, const MirrorPair& b) {
+    return std::max(a.views[0], a.views[1]) < std::max(b.views[0], b.views[1]);
+  });
+  return pairs;
 }
 
 }  // namespace fdk::cuda

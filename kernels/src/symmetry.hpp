@@ -33,8 +33,9 @@ enum class MirrorKind : unsigned char {
   Depth = 0,         // (i, j, k) -> (i, j, nz-1-k): partners at 180 degrees minus the angle
   Diagonal = 1,      // (i, j, k) -> (k, j, i)
   AntiDiagonal = 2,  // (i, j, k) -> (n-1-k, j, n-1-i)
+  Plane = 3,         // (i, j, k) -> (i, ny-1-j, k) within one view: rows flipped, no partner
 };
-constexpr int kMirrorKinds = 3;
+constexpr int kMirrorKinds = 4;
 
 struct MirrorPair {
   std::array<int, 2> views;
@@ -47,6 +48,22 @@ struct MirrorPair {
 // index order every pair completes as early as it can. On a full circular
 // scan a pair lies within a quarter turn (diagonal mirrors) where depth
 // pairs span half of one, and none completes in the first quarter.
+// Whether a view sees plane ny-1-j at row rows-1-v where it sees plane j
+// at row v, in the same column and depth: untilted, the detector centred
+// on the volume's middle plane.
+bool sees_planes_mirrored(const IndexMatrix& m, int ny, int rows);
+
+// A resident volume's orbits: find_earliest_mirror_pairs, but for the pairs
+// that complete within the scan's first quarter (both views' indices at
+// most a quarter of the count): no pair completes before about an eighth
+// of the scan, and the GPUs would idle until then. When every view of
+// those pairs sees the planes mirrored and ny is a multiple of 32, each of
+// their views becomes a pair of its own, kind Plane ({v, v}), which needs
+// no partner. In the order they complete when views arrive by index.
+std::vector<MirrorPair> plan_resident_pairs(const std::vector<ViewGeometry>& views,
+                                            const std::vector<IndexMatrix>& matrices, const fdk_volume& volume,
+                                            int columns, int rows);
+
 std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
                                                    const std::vector<IndexMatrix>& matrices,
                                                    const fdk_volume& volume, int columns);

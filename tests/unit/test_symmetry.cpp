@@ -151,6 +151,72 @@ TEST(Symmetry, EarliestPairsOfAGridThatIsNotSquareAreTheDepthMirrors) {
   EXPECT_TRUE(fdk::cuda::find_earliest_mirror_pairs(shifted.views, shifted.matrices, shifted.volume, 96).empty());
 }
 
+// A view sees plane ny-1-j at row rows-1-v where it sees plane j at row v:
+// the first quarter's views need no partner, so a resident volume's GPUs
+// start with the scan's first views (view 0's orbit is complete at view 0,
+// where the earliest mirror pair completes only at an eighth of the scan).
+TEST(Symmetry, TheFirstQuartersViewsArePlanePairsOfTheirOwn) {
+  const int n = 64, views = 120, columns = 96;
+  const Scan s = circular(n, n, views, columns);
+  const auto plan = fdk::cuda::plan_resident_pairs(s.views, s.matrices, s.volume, columns, columns);
+  std::vector<int> seen(s.views.size(), 0);
+  int previous = -1;
+  for (const auto& p : plan) {
+    const int a = p.views[0], b = p.views[1];
+    ++seen[static_cast<size_t>(a)];
+    if (b != a) ++seen[static_cast<size_t>(b)];
+    const bool plane = p.kind == fdk::cuda::MirrorKind::Plane;
+    EXPECT_EQ(plane, 4 * std::max(a, b) <= views) << a << " " << b;
+    if (plane) {
+      EXPECT_EQ(a, b);
+      // Checked on voxels all over the grid, at their own view.
+      for (int i = 0; i < n; i += 7)
+        for (int j = 0; j < n; j += 3)
+          for (int k = 0; k < n; k += 5) {
+            const auto lower = project(s.matrices[static_cast<size_t>(a)], i, j, k);
+            const auto upper = project(s.matrices[static_cast<size_t>(a)], i, n - 1 - j, k);
+            ASSERT_NEAR(lower[0], upper[0], 1e-6) << a;
+            ASSERT_NEAR(lower[1], columns - 1 - upper[1], 1e-6) << a;
+          }
+    }
+    // In the order they complete.
+    EXPECT_GE(std::max(a, b), previous);
+    previous = std::max(a, b);
+  }
+  for (size_t v = 0; v < seen.size(); ++v) EXPECT_EQ(seen[v], 1) << "view " << v;
+  ASSERT_FALSE(plan.empty());
+  EXPECT_EQ(plan.front().views[0], 0);
+  EXPECT_EQ(plan.front().views[1], 0);
+  EXPECT_EQ(std::count_if(plan.begin(), plan.end(),
+                          [](const auto& p) { return p.kind == fdk::cuda::MirrorKind::Plane; }),
+            views / 4 + 1);
+}
+
+TEST(Symmetry, PlanePairsNeedADetectorCentredInHeightAndWholeBlocksOfPlanes) {
+  const auto planes = [](const std::vector<fdk::cuda::MirrorPair>& plan) {
+    return std::count_if(plan.begin(), plan.end(),
+                         [](const auto& p) { return p.kind == fdk::cuda::MirrorKind::Plane; });
+  };
+  Scan raised = circular(64, 64, 120, 96);
+  raised.detector.origin[1] += 2 * raised.detector.spacing[1];
+  raised.matrices.clear();
+  for (const auto& v : raised.views) raised.matrices.push_back(fdk::index_matrix(v, raised.volume, raised.detector));
+  const auto plan = fdk::cuda::plan_resident_pairs(raised.views, raised.matrices, raised.volume, 96, 96);
+  EXPECT_EQ(planes(plan), 0);
+  // The mirror pairs are left as they were.
+  const auto earliest = fdk::cuda::find_earliest_mirror_pairs(raised.views, raised.matrices, raised.volume, 96);
+  EXPECT_EQ(plan.size(), earliest.size());
+  EXPECT_FALSE(fdk::cuda::sees_planes_mirrored(raised.matrices[0], 64, 96));
+  // 48 planes: no whole 16-plane blocks in each half.
+  Scan low = circular(64, 64, 120, 96);
+  low.volume.size[1] = 48;
+  low.volume.origin[1] = -0.5 * 47 * low.volume.spacing[1];
+  low.matrices.clear();
+  for (const auto& v : low.views) low.matrices.push_back(fdk::index_matrix(v, low.volume, low.detector));
+  EXPECT_TRUE(fdk::cuda::sees_planes_mirrored(low.matrices[0], 48, 96));
+  EXPECT_EQ(planes(fdk::cuda::plan_resident_pairs(low.views, low.matrices, low.volume, 96, 96)), 0);
+}
+
 TEST(Symmetry, QuadsNeedASquareGrid) {
   const Scan flat = circular(64, 32, 120, 96);
   EXPECT_TRUE(fdk::cuda::find_symmetric_quads(flat.views, flat.matrices, flat.volume).empty());
