@@ -223,7 +223,7 @@ class OneDevice final : public DeviceBackend {
       if (kinded.size() < pairs.size())
         kinded.clear();
       else if (role.fault.plane_pairs)
-        kinded = plan_resident_pairs(model.views, model.matrices, model.volume, columns_, rows_);
+        kinded = plan_resident_pairs(std::move(kinded), model.matrices, model.volume.size[1], rows_);
       if (kinded.empty()) {
         for (const auto& p : pairs) kinded.push_back({p, MirrorKind::Depth});
       }

@@ -55,9 +55,10 @@ struct FaultPlan {
   int packed_sets_limit = -1;
   // FDK_TEST_PLANE_PAIRS=1: a resident volume backprojects its scan's first
   // quarter as plane pairs (plan_resident_pairs), its chunks dealt in mirror
-  // images. Off by default: one H200 took 0.799 s for (b) against 0.772 s
-  // (kernels 0.784 against 0.738 s), and the start it saves pays only on
-  // several GPUs, not yet measured (PERFORMANCE.md, tenth pass).
+  // images. Off by default: on one H200 it took (a) 0.055 -> 0.050 s end to
+  // end, (b) 0.778 -> 0.780 s, (c) 5.94 -> 6.56 s (a view takes the plane
+  // pairs' kernel about 1.5 times the mirror pairs' time at 2048^2), and the start it saves pays
+  // most on several GPUs, not yet measured (PERFORMANCE.md, tenth pass).
   bool plane_pairs = false;
   static FaultPlan from_environment();
 };

@@ -192,32 +192,27 @@ bool sees_planes_mirrored(const IndexMatrix& m, int ny, int rows) {
   return same(m, o, ny);
 }
 
-std::vector<MirrorPair> plan_resident_pairs(const std::vector<ViewGeometry>& views,
-                                            const std::vector<IndexMatrix>& matrices, const fdk_volume& volume,
-                                            int columns, int rows) {
-  std::vector<MirrorPair> pairs = find_earliest_mirror_pairs(views, matrices, volume, columns);
-  const int count = static_cast<int>(views.size());
+std::vector<MirrorPair> plan_resident_pairs(std::vector<MirrorPair> earliest,
+                                            const std::vector<IndexMatrix>& matrices, int ny, int rows) {
+  const int count = static_cast<int>(matrices.size());
   const auto early = [&](const MirrorPair& p) { return 4 * std::max(p.views[0], p.views[1]) <= count; };
-  bool split = volume.size[1] % 32 == 0;
-  for (const MirrorPair& p : pairs)
+  bool split = ny % 32 == 0;
+  for (const MirrorPair& p : earliest)
     if (split && early(p))
-      for (int v : p.views) split = split && sees_planes_mirrored(matrices[static_cast<size_t>(v)], volume.size[1], rows);
-  if (split) {
-    std::vector<MirrorPair> planned;
-    for (const MirrorPair& p : pairs) {
-      if (!early(p)) {
-        planned.push_back(p);
-        continue;
-      }
-      planned.push_back({{p.views[0], p.views[0]}, MirrorKind::Plane});
-      if (p.views[1] != p.views[0]) planned.push_back({{p.views[1], p.views[1]}, MirrorKind::Plane});
+      for (int v : p.views) split = split && sees_planes_mirrored(matrices[static_cast<size_t>(v)], ny, rows);
+  std::vector<MirrorPair> planned;
+  for (const MirrorPair& p : earliest) {
+    if (!split || !early(p)) {
+      planned.push_back(p);
+      continue;
     }
-    pairs.swap(planned);
+    planned.push_back({{p.views[0], p.views[0]}, MirrorKind::Plane});
+    if (p.views[1] != p.views[0]) planned.push_back({{p.views[1], p.views[1]}, MirrorKind::Plane});
   }
-  std::stable_sort(pairs.begin(), pairs.end(), [](const MirrorPair& a, const MirrorPair& b) {
+  std::stable_sort(planned.begin(), planned.end(), [](const MirrorPair& a, const MirrorPair& b) {
     return std::max(a.views[0], a.views[1]) < std::max(b.views[0], b.views[1]);
   });
-  return pairs;
+  return planned;
 }
 
 }  // namespace fdk::cuda

@@ -48,24 +48,23 @@ struct MirrorPair {
 // index order every pair completes as early as it can. On a full circular
 // scan a pair lies within a quarter turn (diagonal mirrors) where depth
 // pairs span half of one, and none completes in the first quarter.
+std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
+                                                   const std::vector<IndexMatrix>& matrices,
+                                                   const fdk_volume& volume, int columns);
+
 // Whether a view sees plane ny-1-j at row rows-1-v where it sees plane j
 // at row v, in the same column and depth: untilted, the detector centred
 // on the volume's middle plane.
 bool sees_planes_mirrored(const IndexMatrix& m, int ny, int rows);
 
-// A resident volume's orbits: find_earliest_mirror_pairs, but for the pairs
-// that complete within the scan's first quarter (both views' indices at
-// most a quarter of the count): no pair completes before about an eighth
-// of the scan, and the GPUs would idle until then. When every view of
-// those pairs sees the planes mirrored and ny is a multiple of 32, each of
-// their views becomes a pair of its own, kind Plane ({v, v}), which needs
-// no partner. In the order they complete when views arrive by index.
-std::vector<MirrorPair> plan_resident_pairs(const std::vector<ViewGeometry>& views,
-                                            const std::vector<IndexMatrix>& matrices, const fdk_volume& volume,
-                                            int columns, int rows);
-
-std::vector<MirrorPair> find_earliest_mirror_pairs(const std::vector<ViewGeometry>& views,
-                                                   const std::vector<IndexMatrix>& matrices,
-                                                   const fdk_volume& volume, int columns);
+// A resident volume's orbits: `earliest` (find_earliest_mirror_pairs), but
+// for the pairs that complete within the scan's first quarter (both views'
+// indices at most a quarter of the count): no pair completes before about
+// an eighth of the scan, and the GPUs would idle until then. When every view
+// of those pairs sees the planes mirrored and ny is a multiple of 32, each
+// of their views becomes a pair of its own, kind Plane ({v, v}), which
+// needs no partner. In the order they complete when views arrive by index.
+std::vector<MirrorPair> plan_resident_pairs(std::vector<MirrorPair> earliest,
+                                            const std::vector<IndexMatrix>& matrices, int ny, int rows);
 
 }  // namespace fdk::cuda

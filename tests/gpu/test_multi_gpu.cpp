@@ -328,7 +328,7 @@ SmallScan off_centre_detector() {
 // 15 - c), two evenly spaced runs each, where a plane pair of the scan's
 // first quarter updates both its planes in one launch; three take them in
 // turn, and a plane pair's planes then lie on two workers. The same bits on
-// every number of workers, other bits than the default mirror pairs (the
+// every number of workers, other bits than with mirror pairs alone (the
 // path is taken), and the CPU backend's volume within float32 accuracy.
 TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
   SKIP_WITHOUT_GPU();

@@ -151,6 +151,14 @@ TEST(Symmetry, EarliestPairsOfAGridThatIsNotSquareAreTheDepthMirrors) {
   EXPECT_TRUE(fdk::cuda::find_earliest_mirror_pairs(shifted.views, shifted.matrices, shifted.volume, 96).empty());
 }
 
+// A resident volume's plan for a scan: its earliest mirror pairs, the first
+// quarter's views as plane pairs where the geometry allows.
+std::vector<fdk::cuda::MirrorPair> resident_plan(const Scan& s, int columns, int rows) {
+  return fdk::cuda::plan_resident_pairs(
+      fdk::cuda::find_earliest_mirror_pairs(s.views, s.matrices, s.volume, columns), s.matrices, s.volume.size[1],
+      rows);
+}
+
 // A view sees plane ny-1-j at row rows-1-v where it sees plane j at row v:
 // the first quarter's views need no partner, so a resident volume's GPUs
 // start with the scan's first views (view 0's orbit is complete at view 0,
@@ -158,7 +166,7 @@ TEST(Symmetry, EarliestPairsOfAGridThatIsNotSquareAreTheDepthMirrors) {
 TEST(Symmetry, TheFirstQuartersViewsArePlanePairsOfTheirOwn) {
   const int n = 64, views = 120, columns = 96;
   const Scan s = circular(n, n, views, columns);
-  const auto plan = fdk::cuda::plan_resident_pairs(s.views, s.matrices, s.volume, columns, columns);
+  const auto plan = resident_plan(s, columns, columns);
   std::vector<int> seen(s.views.size(), 0);
   int previous = -1;
   for (const auto& p : plan) {
@@ -201,7 +209,7 @@ TEST(Symmetry, PlanePairsNeedADetectorCentredInHeightAndWholeBlocksOfPlanes) {
   raised.detector.origin[1] += 2 * raised.detector.spacing[1];
   raised.matrices.clear();
   for (const auto& v : raised.views) raised.matrices.push_back(fdk::index_matrix(v, raised.volume, raised.detector));
-  const auto plan = fdk::cuda::plan_resident_pairs(raised.views, raised.matrices, raised.volume, 96, 96);
+  const auto plan = resident_plan(raised, 96, 96);
   EXPECT_EQ(planes(plan), 0);
   // The mirror pairs are left as they were.
   const auto earliest = fdk::cuda::find_earliest_mirror_pairs(raised.views, raised.matrices, raised.volume, 96);
@@ -214,7 +222,7 @@ TEST(Symmetry, PlanePairsNeedADetectorCentredInHeightAndWholeBlocksOfPlanes) {
   low.matrices.clear();
   for (const auto& v : low.views) low.matrices.push_back(fdk::index_matrix(v, low.volume, low.detector));
   EXPECT_TRUE(fdk::cuda::sees_planes_mirrored(low.matrices[0], 48, 96));
-  EXPECT_EQ(planes(fdk::cuda::plan_resident_pairs(low.views, low.matrices, low.volume, 96, 96)), 0);
+  EXPECT_EQ(planes(resident_plan(low, 96, 96)), 0);
 }
 
 TEST(Symmetry, QuadsNeedASquareGrid) {
