@@ -215,6 +215,15 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
   }
 }
 
+// The packing scales of a batch of pairs, once per block: a load per pair
+// and thread would stall every pair's start. Every thread of the block
+// calls it (it synchronises them).
+__device__ __forceinline__ void load_unscales(const PairBatch& b, float* unscales) {
+  const int lane = threadIdx.y * kBlockX + threadIdx.x;
+  if (lane < b.count) unscales[lane] = ldexpf(1.0f, pack_exponent(b.pair_max[lane]));
+  __syncthreads();
+}
+
 // Thread (i, k) owns voxel columns p_0 = (i, k) and its mirror p_1 (Kind:
 // launch_pairs). The pair's second view sees p_1 where the first sees p_0,
 // with the detector flipped (the packing flipped it back): the lookup for
@@ -224,12 +233,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_con
 template <bool Split, int Planes, int Kind, bool Aligned>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_constant__ PairBatch b, float* slab,
                                                                 const unsigned char* mask) {
-  // The packing scales, once per block: a load per pair and thread would
-  // stall every pair's start.
   __shared__ float unscales[kMaxBatchPairs];
-  const int lane = threadIdx.y * kBlockX + threadIdx.x;
-  if (lane < b.count) unscales[lane] = ldexpf(1.0f, pack_exponent(b.pair_max[lane]));
-  __syncthreads();
+  load_unscales(b, unscales);
   const SlabGeometry& g = b.g;
   const int i = blockIdx.x * kBlockX + threadIdx.x;
   const int k = blockIdx.y * kBlockZ + threadIdx.y;
@@ -305,9 +310,7 @@ template <bool Split, int Planes>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) plane_pair_kernel(const __grid_constant__ PairBatch b, float* slab,
                                                                       const unsigned char* mask) {
   __shared__ float unscales[kMaxBatchPairs];
-  const int lane = threadIdx.y * kBlockX + threadIdx.x;
-  if (lane < b.count) unscales[lane] = ldexpf(1.0f, pack_exponent(b.pair_max[lane]));
-  __syncthreads();
+  load_unscales(b, unscales);
   const SlabGeometry& g = b.g;
   const int a = blockIdx.z * Planes;
   const int own = output_plane(g, a), mirror = output_plane(g, g.ny - Planes - a);
