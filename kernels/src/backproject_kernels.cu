@@ -18,8 +18,9 @@ __device__ __forceinline__ int volume_plane(const SlabGeometry& g, int t0) {
   return g.y0 + (t0 / g.chunk) * g.stride + t0 % g.chunk;
 }
 
-// The output plane of volume plane y, or -1 where the run does not hold it
-// (plane pairs: both of g's runs in one launch).
+// Where volume plane y lies in the slab (its output plane, the second run's
+// moved by g.gap), or -1 where the run does not hold it (plane pairs: both
+// of g's runs in one launch).
 __device__ __forceinline__ int output_plane(const SlabGeometry& g, int y) {
   const auto in_run = [&](int d, int stride, int first, int end) {
     if (d < 0) return -1;
@@ -28,7 +29,8 @@ __device__ __forceinline__ int output_plane(const SlabGeometry& g, int y) {
   };
   const int a = in_run(y - g.y0, g.stride, 0, min(g.split, g.planes));
   if (a >= 0 || g.split >= g.planes) return a;
-  return in_run(y - g.y0_b, g.stride_b, g.split, g.planes);
+  const int b = in_run(y - g.y0_b, g.stride_b, g.split, g.planes);
+  return b < 0 ? b : b + g.gap;
 }
 
 __device__ __forceinline__ bool inside(float u, float v, const SlabGeometry& g) {
@@ -514,9 +516,9 @@ bool runs_aligned(const SlabGeometry& g, int planes_per_thread) {
 }
 
 // Calls launch(run, slab) for g's first run and, where it has one, its
-// second (whose planes follow the first's in `slab`), each a geometry of one
-// run. A voxel's arithmetic does not depend on its run: the same bits as
-// one launch over both.
+// second (whose planes lie g.gap planes after the first's in `slab`), each
+// a geometry of one run. A voxel's arithmetic does not depend on its run:
+// the same bits as one launch over both.
 template <class Launch>
 void for_each_run(const SlabGeometry& g, float* slab, Launch launch) {
   if (g.split >= g.planes) return launch(g, slab);
@@ -526,7 +528,7 @@ void for_each_run(const SlabGeometry& g, float* slab, Launch launch) {
   second.stride = g.stride_b;
   second.planes = second.split = g.planes - g.split;
   launch(first, slab);
-  launch(second, slab + static_cast<size_t>(g.split) * g.nz * g.nx);
+  launch(second, slab + static_cast<size_t>(g.split + g.gap) * g.nz * g.nx);
 }
 
 // Calls launch(Split, Aligned) with both as compile-time constants

@@ -26,11 +26,13 @@ struct ViewTerms {
 // one holding chunks dealt in mirror images about the volume's middle
 // (chunks c and last - c together, for plane pairs) holds two such runs:
 // the plane pairs' kernel takes both in one launch, the others one launch
-// per run.
+// per run. In the slab, the second run's planes begin `gap` planes after
+// the first's end (0: they follow each other; a span of the finish and its
+// mirror image lie apart).
 struct SlabGeometry {
   int nx, ny, nz, y0, planes;
   int chunk, stride;
-  int split, y0_b, stride_b;
+  int split, y0_b, stride_b, gap;
   int columns, rows;  // detector size (the filtered one)
 };
 

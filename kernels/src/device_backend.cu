@@ -154,8 +154,9 @@ struct BatchSet {
 struct Run {
   int y0 = 0, planes = 0, chunk = 1, stride = 1;
   float* dest = nullptr;  // where the run's planes lie, one after the other; null: in volume_
-  // From output plane `split` on, a second run of chunks (SlabGeometry).
-  int split = std::numeric_limits<int>::max(), y0_b = 0, stride_b = 1;
+  // From output plane `split` on, a second run of chunks, `gap` planes
+  // after the first's end in the destination (SlabGeometry).
+  int split = std::numeric_limits<int>::max(), y0_b = 0, stride_b = 1, gap = 0;
 };
 
 // A resident launch's worth: a group of complete orbits, or a batch of views
@@ -427,7 +428,7 @@ class OneDevice final : public DeviceBackend {
     // Looked at with every view, not only when a group completes: in the
     // quarters of a scan where no pair completes the GPU would otherwise
     // idle with groups held.
-    while (!held_.empty() && !gpu_behind()) {
+    while (!held_.empty() && !role_.fault.hold_groups && !gpu_behind()) {
       launch_item(model, held_.front(), nominal_weights_, all_chunks_);
       launched_items_.push_back(held_.front());
       scan_launches_[next_scan_launch_].record(bp_stream_.get());
@@ -509,12 +510,24 @@ class OneDevice final : public DeviceBackend {
     launcher_ = std::thread([this, &model] {
       DeviceGuard guard(device_);
       try {
-        const int n = static_cast<int>(owned_.size());
-        for (int i = chunks_launched_.load(); i < n;) {
+        const int n = static_cast<int>(owned_.size()), half = n / 2;
+        // Held plane pairs (the first of held_, as they complete first)
+        // serve a plane and its mirror image with one lookup: launched in
+        // the lower half's spans for the span and its image together, not
+        // in each span for one of them. A voxel still sums the same groups
+        // in the same order.
+        const int first = chunks_launched_.load();
+        const size_t planes = mirrored_slots_ && first == 0 ? held_plane_groups() : 0;
+        for (int i = first; i < n;) {
           if (stop_launching_.load() || model.cancelled->load()) break;
-          const int m = finish_span(model, n - i);
+          int m = finish_span(model, n - i);
+          if (planes > 0 && i < half) m = std::min(m, half - i);
           const Run span = owned_run(model, i, m);
-          for (const HeldItem& item : held_) launch_item(model, item, nominal_weights_, span);
+          if (planes > 0 && i < half) {
+            const Run both = mirrored_span(model, i, m);
+            for (size_t k = 0; k < planes; ++k) launch_item(model, held_[k], nominal_weights_, both);
+          }
+          for (size_t k = planes; k < held_.size(); ++k) launch_item(model, held_[k], nominal_weights_, span);
           for (int s = i; s < i + m; ++s)
             chunk_ready_[static_cast<size_t>(owned_[static_cast<size_t>(s)])].record(bp_stream_.get());
           i += m;
@@ -774,6 +787,7 @@ class OneDevice final : public DeviceBackend {
     g.split = std::min(run.split, run.planes);
     g.y0_b = run.y0_b;
     g.stride_b = run.stride_b;
+    g.gap = run.gap;
     g.columns = columns_;
     g.rows = rows_;
     return g;
@@ -848,6 +862,35 @@ class OneDevice final : public DeviceBackend {
     }
     // Every chunk in one launch during the scan.
     if (!owned_.empty()) all_chunks_ = owned_run(model, 0, static_cast<int>(owned_.size()));
+    const int n = static_cast<int>(owned_.size()), last = static_cast<int>(slot_of_chunk_.size()) - 1;
+    mirrored_slots_ = n % 2 == 0 && ny == (last + 1) * chunk_planes_;
+    for (int i = 0; i < n && mirrored_slots_; ++i)
+      mirrored_slots_ = owned_[static_cast<size_t>(n - 1 - i)] == last - owned_[static_cast<size_t>(i)];
+  }
+
+  // Resident, mirrored_slots_: the slots [i, i + m) of the lower half and
+  // their mirror images [n - i - m, n - i) as one launch's two runs.
+  Run mirrored_span(const ScanModel& model, int i, int m) const {
+    const int n = static_cast<int>(owned_.size());
+    Run run = owned_run(model, i, m);
+    const Run image = owned_run(model, n - i - m, m);
+    run.split = run.planes;
+    run.y0_b = image.y0;
+    run.stride_b = image.stride;
+    run.planes += image.planes;
+    run.gap = (n - 2 * (i + m)) * chunk_planes_;
+    return run;
+  }
+
+  // How many of held_'s first items are groups of plane pairs.
+  size_t held_plane_groups() const {
+    size_t k = 0;
+    const auto plane = [&](const HeldItem& item) {
+      return !item.views && orbit_kind_[static_cast<size_t>(item.ids.front())] ==
+                                static_cast<unsigned char>(MirrorKind::Plane);
+    };
+    while (k < held_.size() && plane(held_[k])) ++k;
+    return k;
   }
 
   // Resident: our chunks owned_[first .. first + count) as one launch's run.
@@ -1634,6 +1677,7 @@ class OneDevice final : public DeviceBackend {
   bool early_ = false, early_started_ = false, early_failed_ = false;
   size_t early_next_ = 0;                          // next group of pairs to launch
   int second_run_ = 0;                             // resident: the slot where owned_'s second run starts
+  bool mirrored_slots_ = false;                    // resident: slot n-1-i holds the mirror image of slot i's chunk
   int plane_orbits_left_ = 0;                      // resident: plane pairs not yet arrived
   int plane_groups_ = 0;                           // resident: groups of plane pairs formed
   std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the first slab
@@ -1663,6 +1707,8 @@ FaultPlan FaultPlan::from_environment() {
   if (const char* sets = std::getenv("FDK_TEST_PACKED_SETS")) plan.packed_sets_limit = std::atoi(sets);
   const char* planes = std::getenv("FDK_TEST_PLANE_PAIRS");
   plan.plane_pairs = planes && std::strcmp(planes, "1") == 0;
+  const char* hold = std::getenv("FDK_TEST_HOLD_GROUPS");
+  plan.hold_groups = hold && std::strcmp(hold, "1") == 0;
   const char* text = std::getenv("FDK_TEST_FAULT");
   if (!text) return plan;
   char kind[16] = {};

@@ -55,11 +55,16 @@ struct FaultPlan {
   int packed_sets_limit = -1;
   // FDK_TEST_PLANE_PAIRS=1: a resident volume backprojects its scan's first
   // quarter as plane pairs (plan_resident_pairs), its chunks dealt in mirror
-  // images. Off by default: on one H200 it took (a) 0.055 -> 0.050 s end to
-  // end, (b) 0.778 -> 0.780 s, (c) 5.94 -> 6.56 s (a view takes the plane
-  // pairs' kernel about 1.5 times the mirror pairs' time at 2048^2), and the start it saves pays
-  // most on several GPUs, not yet measured (PERFORMANCE.md, tenth pass).
+  // images. Off by default until measured on several GPUs, where the start
+  // it saves weighs most: the bars met on two and four GPUs were measured
+  // without it. On one H200 it took (a) 0.055, 0.057 -> 0.055, 0.050 s end
+  // to end, (b) 0.776, 0.771 -> 0.757, 0.756 s, (c) 5.88 -> 5.87 s
+  // (PERFORMANCE.md, tenth pass).
   bool plane_pairs = false;
+  // FDK_TEST_HOLD_GROUPS=1: a resident device launches no group during the
+  // scan; all wait for the finish's spans (tests that both give the same
+  // bits, whatever the GPU's pace).
+  bool hold_groups = false;
   static FaultPlan from_environment();
 };
 

@@ -348,6 +348,18 @@ TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
     std::printf("[gpu] plane pairs, tall resident on %s: same bits as on one GPU: %s\n", describe(set).c_str(),
                 same_bits(one.volume, many.volume) ? "yes" : "NO");
   }
+  // Every group held for the finish, whose spans of the lower half take
+  // the plane pairs for their mirror images too (on one, two and four
+  // workers; on three each span its own).
+  setenv("FDK_TEST_HOLD_GROUPS", "1", 1);
+  sets.insert(sets.begin(), std::vector<int>{0});
+  for (const auto& set : sets) {
+    const Outcome held = reconstruct(on_devices(scan.config, set, 0), scan);
+    EXPECT_TRUE(same_bits(one.volume, held.volume)) << "held, " << describe(set);
+    std::printf("[gpu] plane pairs, every group held for the finish on %s: same bits: %s\n", describe(set).c_str(),
+                same_bits(one.volume, held.volume) ? "yes" : "NO");
+  }
+  unsetenv("FDK_TEST_HOLD_GROUPS");
   unsetenv("FDK_TEST_PLANE_PAIRS");
   // And the physics: the CPU backend's volume.
   fdk_config cpu = scan.config;
