@@ -18,6 +18,13 @@ __device__ __forceinline__ int volume_plane(const SlabGeometry& g, int t0) {
   return g.y0 + (t0 / g.chunk) * g.stride + t0 % g.chunk;
 }
 
+// The volume plane of output plane p, in either of g's runs.
+__device__ __forceinline__ int run_plane(const SlabGeometry& g, int p) {
+  if (p < g.split) return g.y0 + (p / g.chunk) * g.stride + p % g.chunk;
+  const int d = p - g.split;
+  return g.y0_b + (d / g.chunk) * g.stride_b + d % g.chunk;
+}
+
 // Where volume plane y lies in the slab (its output plane, the second run's
 // moved by g.gap), or -1 where the run does not hold it (plane pairs: both
 // of g's runs in one launch).
@@ -300,9 +307,10 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
   }
 }
 
-// Thread (i, k) of grid z updates the lower half's planes a .. a+15
-// (a = 16 z) and their mirror images ny-1-a .. ny-16-a, each where the run
-// holds it. One view per "pair": a centred, untilted view sees plane
+// Thread (i, k) of grid z takes the run's z-th block of 16 planes, finds
+// the lower half's block a .. a+15 of its pair (itself or its mirror image
+// ny-16-a .. ny-1-a) and updates both blocks, each where the run holds it;
+// a pair of blocks both in the run is left to the lower block's threads. One view per "pair": a centred, untilted view sees plane
 // ny-1-y at row rows-1-v where it sees plane y at row v (same column and
 // depth), and the packing put row rows-1-r next to row r, so one lookup
 // and one fetch serve both planes. A voxel's arithmetic depends only on
@@ -314,9 +322,12 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) plane_pair_kernel(const __gr
   __shared__ float unscales[kMaxBatchPairs];
   load_unscales(b, unscales);
   const SlabGeometry& g = b.g;
-  const int a = blockIdx.z * Planes;
+  // Grid z: the run's blocks of planes. A pair of blocks both in the run
+  // is computed once, from its lower block.
+  const int y = run_plane(g, blockIdx.z * Planes);
+  const int a = min(y, g.ny - Planes - y);
   const int own = output_plane(g, a), mirror = output_plane(g, g.ny - Planes - a);
-  if (own < 0 && mirror < 0) return;
+  if (y != a && own >= 0) return;
   const int i = blockIdx.x * kBlockX + threadIdx.x;
   const int k = blockIdx.y * kBlockZ + threadIdx.y;
   if (i >= g.nx || k >= g.nz || !mask[static_cast<size_t>(k) * g.nx + i]) return;
@@ -603,7 +614,7 @@ static void launch_plane_pairs(const PairBatch& batch, float* slab, const unsign
     fail(FDK_ERROR_INTERNAL, "plane pairs need whole blocks of planes");
   const dim3 block(kBlockX, kBlockZ);
   const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (batch.g.nz + kBlockZ - 1) / kBlockZ,
-                  batch.g.ny / (2 * kPairPlanesPerThread));
+                  (batch.g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
   if (batch.split)
     plane_pair_kernel<true, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
   else

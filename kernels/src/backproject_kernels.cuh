@@ -84,8 +84,9 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
 // detector flipped: kind 0 (nz even), (i, nz-1-k) for k < nz/2; kind 1
 // (nx == nz), (k, i) for i <= k; kind 2 (nx == nz), (n-1-k, n-1-i) for
 // i + k <= n-1. A column on the mirror line is its own partner. Kind 3:
-// thread (i, k, b) updates the 16-plane block b of the volume's lower half
-// and its mirror image in the upper half, each where the run holds it.
+// thread (i, k, b) updates the run's 16-plane block b and its mirror image
+// about the volume's middle, each where the run holds it (a pair of blocks
+// both in the run, once).
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream);
 
 // One mirror pair (a, b) for launch_pack_pairs: its windows (`rows` rows,

@@ -1705,8 +1705,11 @@ FaultPlan FaultPlan::from_environment() {
   const char* direct = std::getenv("FDK_TEST_DIRECT_READS");
   plan.direct_reads_only = direct && std::strcmp(direct, "1") == 0;
   if (const char* sets = std::getenv("FDK_TEST_PACKED_SETS")) plan.packed_sets_limit = std::atoi(sets);
-  const char* planes = std::getenv("FDK_TEST_PLANE_PAIRS");
-  plan.plane_pairs = planes && std::strcmp(planes, "1") == 0;
+  // "1" or "0" whatever the default, so that tests and A/B runs say which.
+  if (const char* planes = std::getenv("FDK_TEST_PLANE_PAIRS")) {
+    if (std::strcmp(planes, "1") == 0) plan.plane_pairs = true;
+    if (std::strcmp(planes, "0") == 0) plan.plane_pairs = false;
+  }
   const char* hold = std::getenv("FDK_TEST_HOLD_GROUPS");
   plan.hold_groups = hold && std::strcmp(hold, "1") == 0;
   const char* text = std::getenv("FDK_TEST_FAULT");

@@ -53,13 +53,13 @@ struct FaultPlan {
   // groups of pairs packed as they complete; the others are packed at each
   // launch (tests that the two give the same bits).
   int packed_sets_limit = -1;
-  // FDK_TEST_PLANE_PAIRS=1: a resident volume backprojects its scan's first
-  // quarter as plane pairs (plan_resident_pairs), its chunks dealt in mirror
-  // images. Off by default until measured on several GPUs, where the start
-  // it saves weighs most: the bars met on two and four GPUs were measured
-  // without it. On one H200 it took (a) 0.055, 0.057 -> 0.055, 0.050 s end
-  // to end, (b) 0.776, 0.771 -> 0.757, 0.756 s, (c) 5.88 -> 5.87 s
-  // (PERFORMANCE.md, tenth pass).
+  // Plane pairs: a resident volume backprojects its scan's first quarter as
+  // plane pairs (plan_resident_pairs), its chunks dealt in mirror images.
+  // FDK_TEST_PLANE_PAIRS=1 turns them on, =0 off. Off by default until
+  // measured on several GPUs, where the start they save weighs most: the
+  // bars met on two and four GPUs were measured without them. On one H200
+  // they took (a) 0.055, 0.057 -> 0.055, 0.050 s end to end, (b) 0.776,
+  // 0.771 -> 0.757, 0.756 s, (c) 5.88 -> 5.87 s (PERFORMANCE.md, tenth pass).
   bool plane_pairs = false;
   // FDK_TEST_HOLD_GROUPS=1: a resident device launches no group during the
   // scan; all wait for the finish's spans (tests that both give the same
