@@ -20,7 +20,7 @@ __device__ __forceinline__ int volume_plane(const SlabGeometry& g, int t0) {
 
 // The volume plane of output plane p, in either of g's runs.
 __device__ __forceinline__ int run_plane(const SlabGeometry& g, int p) {
-  if (p < g.split) return g.y0 + (p / g.chunk) * g.stride + p % g.chunk;
+  if (p < g.split) return volume_plane(g, p);
   const int d = p - g.split;
   return g.y0_b + (d / g.chunk) * g.stride_b + d % g.chunk;
 }
@@ -310,12 +310,12 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
 // Thread (i, k) of grid z takes the run's z-th block of 16 planes, finds
 // the lower half's block a .. a+15 of its pair (itself or its mirror image
 // ny-16-a .. ny-1-a) and updates both blocks, each where the run holds it;
-// a pair of blocks both in the run is left to the lower block's threads. One view per "pair": a centred, untilted view sees plane
-// ny-1-y at row rows-1-v where it sees plane y at row v (same column and
-// depth), and the packing put row rows-1-r next to row r, so one lookup
-// and one fetch serve both planes. A voxel's arithmetic depends only on
-// its lower plane's block, never on the run: the same bits on any number
-// of GPUs.
+// a pair of blocks both in the run is left to the lower block's threads.
+// One view per "pair": a centred, untilted view sees plane ny-1-y at row
+// rows-1-v where it sees plane y at row v (same column and depth), and the
+// packing put row rows-1-r next to row r, so one lookup and one fetch
+// serve both planes. A voxel's arithmetic depends only on its lower
+// plane's block, never on the run: the same bits on any number of GPUs.
 template <bool Split, int Planes>
 __global__ void __launch_bounds__(kBlockX* kBlockZ) plane_pair_kernel(const __grid_constant__ PairBatch b, float* slab,
                                                                       const unsigned char* mask) {
