@@ -2,6 +2,7 @@
 // into the core under fdk::capi::guarded.
 #include <fdk/fdk.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "backend_choice.hpp"
@@ -31,11 +32,24 @@ namespace {
 #define FDK_STR(x) FDK_STR2(x)
 
 template <class Info>
-void check_out_struct(const Info* info, const char* name) {
+void check_out_struct(const Info* info, const char* name, size_t older_size = sizeof(Info)) {
   if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
-  if (info->struct_size != sizeof(Info))
+  if (info->struct_size != sizeof(Info) && info->struct_size != older_size)
     fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
 }
+
+// Copies the first struct_size bytes of `full` (whose struct_size is
+// sizeof) into a caller's struct of an older, smaller layout.
+template <class Info>
+void copy_out(const Info& full, Info* info) {
+  const uint32_t size = info->struct_size;
+  std::memcpy(info, &full, size);
+  info->struct_size = size;
+}
+
+// The sizes of structs as 0.1 laid them out, before fields were appended.
+constexpr size_t kConfigSize01 = offsetof(fdk_config, outside_fov);
+constexpr size_t kPlanInfoSize01 = offsetof(fdk_plan_info, outside_fov);
 
 const fdk::Reconstruction& recon_of(const fdk_context* ctx) { return *ctx->recon; }
 
@@ -96,6 +110,15 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
   return guarded(nullptr, [&] {
     if (!out) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "out is NULL");
     if (!config) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "config is NULL");
+    // A 0.1 caller's struct ends before the appended fields: read only its
+    // bytes, the rest keeps fdk_config_init's defaults.
+    fdk_config full;
+    if (config->struct_size == kConfigSize01) {
+      fdk_config_init(&full);
+      std::memcpy(&full, config, kConfigSize01);
+      full.struct_size = sizeof full;
+      config = &full;
+    }
     auto ctx = std::make_unique<fdk_context>();
     ctx->recon = std::make_unique<fdk::Reconstruction>(*config, fdk::capi::choose_backend);
     *out = ctx.release();
@@ -182,8 +205,8 @@ fdk_status fdk_get_store_info(const fdk_context* ctx, fdk_store_info* info) {
 
 fdk_status fdk_get_plan_info(const fdk_context* ctx, fdk_plan_info* info) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(info, "fdk_plan_info");
-    *info = recon_of(ctx).plan_info();
+    check_out_struct(info, "fdk_plan_info", kPlanInfoSize01);
+    copy_out(recon_of(ctx).plan_info(), info);
   });
 }
 

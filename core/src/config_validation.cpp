@@ -73,6 +73,9 @@ Settings validate_config(const fdk_config& c) {
   if (c.num_threads < 0 || c.num_threads > 1024)
     fail(FDK_ERROR_INVALID_ARGUMENT, "num_threads must be in [0, 1024]");
   if (c.slab_thickness < 0) fail(FDK_ERROR_INVALID_ARGUMENT, "slab_thickness must be >= 0");
+  if (c.outside_fov != FDK_OUTSIDE_FOV_BACKPROJECT && c.outside_fov != FDK_OUTSIDE_FOV_ZERO)
+    fail(FDK_ERROR_INVALID_ARGUMENT,
+         "outside_fov must be FDK_OUTSIDE_FOV_BACKPROJECT (0) or FDK_OUTSIDE_FOV_ZERO (1)");
 
   Settings s;
   s.config = c;

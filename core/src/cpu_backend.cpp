@@ -56,12 +56,7 @@ class CpuBackend final : public Backend {
   }
 
   void finish(const ScanModel& model) override {
-    const int nz = model.volume.size[2];
-    fov_mask_.assign(model.plane_floats(), 1);
-    const int tasks = std::min(nz, 4 * pool_.size());
-    pool_.parallel_for(tasks, [&](int task, int) {
-      field_of_view_rows(model, nz * task / tasks, nz * (task + 1) / tasks, fov_mask_.data());
-    });
+    fov_mask_ = field_of_view_mask(model, false, model.zero_outside_fov);
   }
 
   uint64_t host_work_bytes(const ScanModel& model, int planes) const override {
@@ -239,7 +234,7 @@ class CpuBackend final : public Backend {
 
   RampFilter ramp_;
   ThreadPool pool_;
-  std::vector<unsigned char> fov_mask_;  // from field_of_view_rows, at finish
+  std::vector<unsigned char> fov_mask_;  // from field_of_view_mask, at finish
   double backproject_seconds_ = 0;
   std::vector<Scratch> scratch_;
 };

@@ -142,6 +142,26 @@ ViewGeometry view_from_matrix(const double* p) {
   return g;
 }
 
+double ViewGeometry::source_radius() const { return std::hypot(sid, sox); }
+
+// l: where the ray meets the plane z = 0 of the rotated frame (parallel to
+// the detector, through the axis); then the projective map onto the line
+// through the axis normal to the source-to-axis ray (R. Clackdoyle's note,
+// as in RTK). Both maps are linear-fractional, so their inverses are too.
+double ViewGeometry::untilted_u(double u) const {
+  const double r = source_radius();
+  const double l = (u + pox - sox) * sid / sdd + sox;
+  return l * sid / (r - l * sox / r);
+}
+
+double ViewGeometry::detector_u(double untilted) const {
+  const double r = source_radius();
+  const double l = untilted * r / (sid + untilted * sox / r);
+  return (l - sox) * sdd / sid + sox - pox;
+}
+
+double ViewGeometry::fan_angle(double u) const { return std::atan(untilted_u(u) / source_radius()); }
+
 std::array<double, 12> rtk_matrix(const ViewGeometry& g) {
   const double a = g.principal_u(), b = g.principal_v();
   const double k[3][3] = {{-g.sdd, 0, a}, {0, -g.sdd, b}, {0, 0, 1}};

@@ -27,7 +27,8 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.views = scan_views(config.scan);  // the caller's arrays, copied here
   model_.redundancy = plan_redundancy(model_.views, c.detector, static_cast<fdk_switch>(c.short_scan),
                                       static_cast<fdk_switch>(c.offset_detector));
-  model_.detector = filtered_detector(model_.redundancy, c.detector, &model_.input_column_offset);
+  model_.detector = filtered_detector(model_.redundancy, model_.views, c.detector, &model_.input_column_offset);
+  model_.zero_outside_fov = c.outside_fov == FDK_OUTSIDE_FOV_ZERO;
   model_.filter.width = model_.detector.size[0];
   model_.filter.pixel_spacing = model_.detector.spacing[0];
   model_.filter.window = c.window;
@@ -36,6 +37,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.matrices.reserve(model_.views.size());
   for (const auto& v : model_.views) model_.matrices.push_back(index_matrix(v, c.volume, model_.detector));
   model_.arrived.assign(model_.views.size(), 0);
+  voxels_outside_fov_ = voxels_outside(model_, field_of_view_mask(model_, true, true));
   model_.view_weights.assign(model_.views.size(), 0.0);
   store_ = std::make_unique<ProjectionStore>(model_.detector.size[0], model_.detector.size[1],
                                              c.scan.num_views, static_cast<fdk_precision>(c.precision));
@@ -398,6 +400,10 @@ fdk_plan_info Reconstruction::plan_info() const {
   info.num_threads = settings_.num_threads;
   info.host_memory_budget = settings_.host_budget;
   info.gpu_memory_budget = settings_.config.gpu_memory_budget;
+  info.outside_fov = settings_.config.outside_fov;
+  info.voxels_outside_fov = voxels_outside_fov_;
+  info.half_fan_inferior = model_.redundancy.inferior;
+  info.half_fan_superior = model_.redundancy.superior;
   return info;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <numeric>
 
 #include "fdk/core/error.hpp"
@@ -63,13 +65,20 @@ double parker(const RedundancyPlan& p, double beta, double gamma) {
   return s * s;
 }
 
-double offset_weight(const RedundancyPlan& p, double u_rel) {
-  const double x = p.long_side * u_rel;
+// RTK's DisplacedDetectorImageFilter weight: 0 past the short edge's
+// mirror image, 2 past the band, and across the band 1 + sin of the fan
+// angle scaled to +-pi/2, so that conjugate rays (fan angles g and -g) add
+// up to 2. `untilted` and `radius` as ViewGeometry's.
+double offset_weight(const RedundancyPlan& p, double untilted, double radius) {
+  const double x = p.long_side * untilted;
   if (x <= -p.overlap) return 0;
   if (x >= p.overlap) return 2;
-  const double s = std::sin(kPi / 4 * (1 + x / p.overlap));
-  return 2 * s * s;
+  return 1 + std::sin(kPi * std::atan(x / radius) / (2 * std::atan(p.overlap / radius)));
 }
+
+// Where RTK puts a detector's columns: pixel centres.
+double first_centre(const fdk_detector& d) { return d.origin[0]; }
+double last_centre(const fdk_detector& d) { return d.origin[0] + (d.size[0] - 1) * d.spacing[0]; }
 
 }  // namespace
 
@@ -93,34 +102,56 @@ RedundancyPlan plan_redundancy(const std::vector<ViewGeometry>& nominal, const f
            "short scan covers less than 180 degrees: FDK cannot reconstruct it");
   }
 
-  // The detector's extent around the principal point of the first view.
-  const ViewGeometry& g = nominal.front();
-  const double lo = det.origin[0] - 0.5 * det.spacing[0] - g.principal_u();
-  const double hi = det.origin[0] + (det.size[0] - 0.5) * det.spacing[0] - g.principal_u();
-  const bool off_centre = std::abs(hi + lo) > 2 * det.spacing[0];
-  const bool is_offset = offset_detector == FDK_ON || (offset_detector == FDK_AUTO && off_centre);
+  // The detector's extent about the axis ray, the innermost over every view
+  // (RTK's corners): what every view measures on each side.
+  plan.inferior = -std::numeric_limits<double>::infinity();
+  plan.superior = std::numeric_limits<double>::infinity();
+  for (const ViewGeometry& g : nominal) {
+    plan.inferior = std::max(plan.inferior, g.untilted_u(first_centre(det)));
+    plan.superior = std::min(plan.superior, g.untilted_u(last_centre(det)));
+  }
+  plan.displaced = std::abs(plan.inferior + plan.superior) >= 0.1 * std::abs(plan.superior - plan.inferior);
+  const bool is_offset = offset_detector == FDK_ON || (offset_detector == FDK_AUTO && plan.displaced);
   if (is_offset) {
-    if (plan.short_scan)
-      fail(FDK_ERROR_UNSUPPORTED,
-           "short-scan and offset-detector weighting together are not defined; turn one off");
+    if (!(plan.inferior < 0 && plan.superior > 0))
+      fail(FDK_ERROR_INVALID_ARGUMENT,
+           "half-fan (offset detector) weighting needs the ray through the rotation axis on the detector "
+           "in every view, but the detector's columns reach from " + std::to_string(plan.inferior) + " to " +
+               std::to_string(plan.superior) +
+               " about it (at the isocentre): set offset_detector to FDK_OFF to reconstruct without it");
     plan.offset_detector = true;
-    plan.principal_u = g.principal_u();
-    plan.long_side = hi + lo >= 0 ? 1 : -1;
-    plan.overlap = std::max(std::min(std::abs(lo), std::abs(hi)), det.spacing[0]);
-    if ((lo > 0) || (hi < 0)) plan.overlap = det.spacing[0];  // principal point off the panel
+    plan.long_side = plan.superior + plan.inferior >= 0 ? 1 : -1;
+    plan.overlap = std::min(-plan.inferior, plan.superior);
   }
   return plan;
 }
 
-fdk_detector filtered_detector(const RedundancyPlan& plan, const fdk_detector& input, int* column_offset) {
+namespace {
+
+// The mirror image, in fan angle about the axis ray, of the long edge's
+// pixel centre (offset = 0) or outer edge (offset = half a pixel).
+double mirrored_long_edge(const RedundancyPlan& plan, const ViewGeometry& g, const fdk_detector& det,
+                          double offset) {
+  const double edge = plan.long_side > 0 ? last_centre(det) + offset : first_centre(det) - offset;
+  return g.detector_u(-g.untilted_u(edge));
+}
+
+}  // namespace
+
+fdk_detector filtered_detector(const RedundancyPlan& plan, const std::vector<ViewGeometry>& nominal,
+                               const fdk_detector& input, int* column_offset) {
   fdk_detector out = input;
   *column_offset = 0;
   if (!plan.offset_detector) return out;
-  // Extent beyond the principal point on each side, in columns.
   const double du = input.spacing[0];
-  const double lo = -(input.origin[0] - 0.5 * du - plan.principal_u);
-  const double hi = input.origin[0] + (input.size[0] - 0.5) * du - plan.principal_u;
-  const int extra = static_cast<int>(std::ceil((std::max(lo, hi) - std::min(lo, hi)) / du - 1e-9));
+  double reach = 0;  // beyond the short edge, physical
+  for (const ViewGeometry& g : nominal) {
+    const double mirror = mirrored_long_edge(plan, g, input, 0.5 * du);
+    const double beyond = plan.long_side > 0 ? (first_centre(input) - 0.5 * du) - mirror
+                                             : mirror - (last_centre(input) + 0.5 * du);
+    if (std::isfinite(beyond)) reach = std::max(reach, beyond);
+  }
+  const int extra = static_cast<int>(std::min<double>(input.size[0], std::ceil(reach / du - 1e-9)));
   if (extra <= 0) return out;
   out.size[0] += extra;
   if (plan.long_side > 0) {  // the short side is -u: prepend
@@ -130,17 +161,29 @@ fdk_detector filtered_detector(const RedundancyPlan& plan, const fdk_detector& i
   return out;
 }
 
+std::array<double, 2> used_columns(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& input,
+                                   int column_offset) {
+  const double first = column_offset, last = column_offset + input.size[0] - 1.0;
+  if (!plan.offset_detector) return {first, last};
+  const double mirror = column_offset + (mirrored_long_edge(plan, view, input, 0.0) - input.origin[0]) / input.spacing[0];
+  return plan.long_side > 0 ? std::array<double, 2>{mirror, last} : std::array<double, 2>{first, mirror};
+}
+
 void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
                     double* weight, double* u2) {
   const double a = view.principal_u();
+  const double radius = view.source_radius();
   const double beta = wrap(view.angle - plan.scan_start);
   for (int i = 0; i < out_det.size[0]; ++i) {
-    const double u = out_det.origin[0] + i * out_det.spacing[0] - a;
+    const double u = out_det.origin[0] + i * out_det.spacing[0];
     double w = view.sdd / view.sid;
-    if (plan.short_scan) w *= 2 * parker(plan, beta, -std::atan(u / view.sdd));
-    if (plan.offset_detector) w *= offset_weight(plan, u);
+    if (plan.short_scan || plan.offset_detector) {
+      const double untilted = view.untilted_u(u);
+      if (plan.short_scan) w *= 2 * parker(plan, beta, -std::atan(untilted / radius));
+      if (plan.offset_detector) w *= offset_weight(plan, untilted, radius);
+    }
     weight[i] = w * view.sdd;  // times SDD of the cosine weight
-    u2[i] = u * u;
+    u2[i] = (u - a) * (u - a);
   }
 }
 

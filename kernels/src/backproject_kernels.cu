@@ -487,33 +487,6 @@ __global__ void pack_pairs_kernel(PackPairBatch b) {
     static_cast<ushort2*>(p.texels)[d] = make_ushort2(h[0], h[1]);
 }
 
-__global__ void fov_kernel(const double* matrices, const double* principal_cols, int count, int nx, int nz,
-                           int columns, bool mirror, unsigned char* mask) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int k = blockIdx.y;
-  if (i >= nx || k >= nz) return;
-  unsigned char& cell = mask[static_cast<size_t>(k) * nx + i];
-  if (!cell) return;
-  const double last = columns - 1;
-  for (int v = 0; v < count; ++v) {
-    const double* m = matrices + 12 * v;
-    const double w = m[8] * i + m[10] * k + m[11];
-    bool seen = false;
-    if (w > 0) {
-      const double u = (m[0] * i + m[2] * k + m[3]) / w;
-      seen = u >= 0 && u <= last;
-      if (!seen && mirror) {
-        const double mirrored = 2 * principal_cols[v] - u;
-        seen = mirrored >= 0 && mirrored <= last;
-      }
-    }
-    if (!seen) {
-      cell = 0;
-      return;
-    }
-  }
-}
-
 }  // namespace
 
 namespace {
@@ -700,11 +673,5 @@ void launch_repeat_last_row(float* window, size_t pitch, int columns, int rows, 
   check_launch("repeat_last_row");
 }
 
-void launch_field_of_view(const double* matrices, const double* principal_cols, int count, int nx, int nz,
-                          int columns, bool mirror, unsigned char* mask, cudaStream_t stream) {
-  fov_kernel<<<dim3((nx + 127) / 128, nz), 128, 0, stream>>>(matrices, principal_cols, count, nx, nz, columns, mirror,
-                                                             mask);
-  check_launch("field_of_view");
-}
 
 }  // namespace fdk::cuda

@@ -149,9 +149,4 @@ void launch_window_max(const float* window, size_t pitch, int columns, int rows,
 void launch_repeat_last_row(float* window, size_t pitch, int columns, int rows, int texture_rows,
                             cudaStream_t stream);
 
-// mask[z * nx + x] &= every listed view sees the column (double precision,
-// the same test as the CPU's field_of_view_rows).
-void launch_field_of_view(const double* matrices, const double* principal_cols, int count, int nx, int nz,
-                          int columns, bool mirror, unsigned char* mask, cudaStream_t stream);
-
 }  // namespace fdk::cuda

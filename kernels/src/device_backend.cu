@@ -745,30 +745,14 @@ class OneDevice final : public DeviceBackend {
     }
   }
 
-  // Field-of-view mask from the announced views (nominal) or the arrived ones.
+  // Field-of-view mask from the announced views (nominal) or the arrived
+  // ones: the core's, so both backends zero the same voxels.
   void compute_mask(const ScanModel& model, bool nominal) {
-    std::vector<double> matrices, principal;
-    for (size_t v = 0; v < model.views.size(); ++v) {
-      if (!nominal && !model.arrived[v]) continue;
-      if (!model.matrices[v].y_separable()) continue;
-      matrices.insert(matrices.end(), model.matrices[v].m.begin(), model.matrices[v].m.end());
-      principal.push_back((model.views[v].principal_u() - model.detector.origin[0]) / model.detector.spacing[0]);
-    }
-    const int nx = model.volume.size[0], nz = model.volume.size[2];
-    mask_.resize(model.plane_floats());
-    check(cudaMemsetAsync(mask_.get(), 1, model.plane_floats(), bp_stream_.get()), "cudaMemsetAsync (mask)");
-    if (principal.empty()) return;
-    mask_matrices_.resize(matrices.size());
-    mask_principal_.resize(principal.size());
-    check(cudaMemcpyAsync(mask_matrices_.get(), matrices.data(), matrices.size() * sizeof(double),
-                          cudaMemcpyHostToDevice, bp_stream_.get()),
-          "cudaMemcpyAsync (mask matrices)");
-    check(cudaMemcpyAsync(mask_principal_.get(), principal.data(), principal.size() * sizeof(double),
-                          cudaMemcpyHostToDevice, bp_stream_.get()),
-          "cudaMemcpyAsync (mask principal points)");
-    launch_field_of_view(mask_matrices_.get(), mask_principal_.get(), static_cast<int>(principal.size()), nx, nz,
-                         columns_, model.redundancy.offset_detector, mask_.get(), bp_stream_.get());
-    // The host vectors above die here: wait for the copies.
+    const std::vector<unsigned char> mask = field_of_view_mask(model, nominal, model.zero_outside_fov);
+    mask_.resize(mask.size());
+    check(cudaMemcpyAsync(mask_.get(), mask.data(), mask.size(), cudaMemcpyHostToDevice, bp_stream_.get()),
+          "cudaMemcpyAsync (mask)");
+    // The host vector dies here: wait for the copy.
     check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
   }
 
@@ -1652,7 +1636,6 @@ class OneDevice final : public DeviceBackend {
   DeviceBuffer<unsigned> early_max_;  // early slab: the same, as float bits, from the filtered views
   std::array<Event, kSlabBuffers> slab_ready_;
   DeviceBuffer<unsigned char> mask_;
-  DeviceBuffer<double> mask_matrices_, mask_principal_;
   std::vector<TextureObject> view_tex_;
   std::array<BatchSet, 2> sets_;
   // Resident: a set per group of pairs, filled as the groups complete (the

@@ -184,3 +184,120 @@ TEST(Weights, ParkerWeightsOfConjugateRaysAddUpToTwo) {
     }
   }
 }
+
+namespace {
+
+fdk::ViewGeometry displaced_view(double gantry_deg, double sox, double pox) {
+  fdk_view v{};
+  v.gantry_angle_deg = gantry_deg;
+  v.sid = 1000;
+  v.sdd = 1500;
+  v.source_offset_x = sox;
+  v.projection_offset_x = pox;
+  return fdk::view_from_parameters(v);
+}
+
+fdk_detector panel(int columns, double pixel, double origin_u) {
+  fdk_detector det{};
+  det.size[0] = columns;
+  det.size[1] = 8;
+  det.spacing[0] = det.spacing[1] = pixel;
+  det.origin[0] = origin_u;
+  det.origin[1] = -3.5 * pixel;
+  return det;
+}
+
+std::vector<fdk::ViewGeometry> full_turn(double sox, double pox, int n = 360) {
+  std::vector<fdk::ViewGeometry> views;
+  for (int i = 0; i < n; ++i) views.push_back(displaced_view(i * 360.0 / n, sox, pox));
+  return views;
+}
+
+}  // namespace
+
+TEST(Geometry, TheAxisRayAndTheFanAngleFollowTheSourceNotThePrincipalPoint) {
+  // Source 20 mm off the central plane: the ray through the rotation axis
+  // meets the detector at u = sox - pox - sox * sdd / sid, not at the
+  // principal point sox - pox.
+  const fdk::ViewGeometry g = displaced_view(30, 20, -7);
+  EXPECT_NEAR(g.axis_u(), 20 + 7 - 20 * 1.5, 1e-12);
+  EXPECT_NEAR(g.fan_angle(g.axis_u()), 0, 1e-15);
+  // The fan angle is the angle at the source between the ray through u and
+  // the ray through the axis, measured in the rotated frame.
+  for (double u : {-180.0, -3.0, 0.0, 41.0, 250.0}) {
+    const double sx = g.sox, sz = g.sid;               // source
+    const double dx = u + g.pox - sx, dz = -g.sdd;     // towards detector point u
+    const double ax = -sx, az = -sz;                   // towards the axis
+    const double expected = std::atan2(ax * dz - az * dx, ax * dx + az * dz);
+    EXPECT_NEAR(g.fan_angle(u), expected, 1e-12) << "u " << u;
+    EXPECT_NEAR(g.detector_u(g.untilted_u(u)), u, 1e-9) << "u " << u;
+  }
+}
+
+TEST(Weights, HalfFanFollowsRtksTenPercentRule) {
+  // 200 pixels of 1.5 mm (300 mm, 200 mm at the isocentre): the detector
+  // counts as displaced once its edges' distances from the axis differ by
+  // 10 % of that width, i.e. a shift of 5 %.
+  const fdk_detector centred = panel(200, 1.5, -0.5 * 199 * 1.5);
+  const auto shifted = [&](double fraction) {
+    fdk_detector d = centred;
+    d.origin[0] += fraction * 300;
+    return d;
+  };
+  const auto views = full_turn(0, 0);
+  EXPECT_FALSE(fdk::plan_redundancy(views, centred, FDK_AUTO, FDK_AUTO).offset_detector);
+  EXPECT_FALSE(fdk::plan_redundancy(views, shifted(0.045), FDK_AUTO, FDK_AUTO).offset_detector);
+  const auto plan = fdk::plan_redundancy(views, shifted(0.055), FDK_AUTO, FDK_AUTO);
+  EXPECT_TRUE(plan.offset_detector);
+  EXPECT_EQ(plan.long_side, 1);
+  EXPECT_NEAR(plan.superior, (0.5 * 199 * 1.5 + 0.055 * 300) / 1.5, 1e-9);
+  EXPECT_NEAR(plan.inferior, (-0.5 * 199 * 1.5 + 0.055 * 300) / 1.5, 1e-9);
+  EXPECT_NEAR(plan.overlap, -plan.inferior, 1e-12);
+  // A small source offset moves the principal point, not the detector's
+  // extent about the axis ray: a centred full scan stays full-fan (the old
+  // rule, a pixel off the principal point, turned half-fan on).
+  EXPECT_FALSE(fdk::plan_redundancy(full_turn(5, 0), centred, FDK_AUTO, FDK_AUTO).offset_detector);
+  // Forced on with the axis ray off the detector: said, not guessed.
+  fdk_detector off = centred;
+  off.origin[0] = 10;
+  EXPECT_THROW(fdk::plan_redundancy(views, off, FDK_AUTO, FDK_ON), fdk::Error);
+  EXPECT_FALSE(fdk::plan_redundancy(views, off, FDK_AUTO, FDK_OFF).offset_detector);
+}
+
+TEST(Weights, HalfFanWeightsOfConjugateRaysAddUpToTwoAboutTheAxisRay) {
+  // Displaced detector and displaced source: the weight of a ray and of its
+  // conjugate (fan angle -g) add up to 2 and run from 0 to 2 across the band.
+  for (double sox : {0.0, 20.0, -35.0}) {
+    const fdk_detector det = panel(240, 1.5, -60);
+    const auto views = full_turn(sox, 0);
+    const auto plan = fdk::plan_redundancy(views, det, FDK_OFF, FDK_AUTO);
+    ASSERT_TRUE(plan.offset_detector) << sox;
+    int offset = 0;
+    const fdk_detector wide = fdk::filtered_detector(plan, views, det, &offset);
+    EXPECT_GT(offset, 0);
+    const fdk::ViewGeometry& g = views[17];
+    const auto redundancy = [&](double u) {  // a one-column detector at u
+      fdk_detector one = wide;
+      one.size[0] = 1;
+      one.origin[0] = u;
+      double w = 0, u2 = 0;
+      fdk::column_weights(plan, g, one, &w, &u2);
+      return w / (g.sdd * g.sdd / g.sid);
+    };
+    double seen_low = 2, seen_high = 0;
+    for (double gamma = -0.05; gamma <= 0.05; gamma += 0.0025) {
+      const double ua = g.detector_u(g.source_radius() * std::tan(gamma));
+      const double ub = g.detector_u(g.source_radius() * std::tan(-gamma));
+      const double a = redundancy(ua), b = redundancy(ub);
+      EXPECT_NEAR(a + b, 2.0, 1e-12) << "sox " << sox << " gamma " << gamma;
+      seen_low = std::min(seen_low, a);
+      seen_high = std::max(seen_high, a);
+    }
+    EXPECT_LT(seen_low, 0.01);
+    EXPECT_GT(seen_high, 1.99);
+    // The widened detector reaches the mirror image of the long edge.
+    const double long_edge = det.origin[0] + (det.size[0] - 0.5) * det.spacing[0];
+    const double mirror = g.detector_u(-g.untilted_u(long_edge));
+    EXPECT_LE(wide.origin[0] - 0.5 * wide.spacing[0], mirror + 1e-9) << sox;
+  }
+}

@@ -108,7 +108,14 @@ Projections:
 Reconstruction:
   --filter NAME          ram-lak (default), shepp-logan, cosine, hamming, hann
   --cutoff F             fraction of Nyquist (default 1)
-  --short-scan auto|on|off  --offset-detector auto|on|off
+  --short-scan auto|on|off  (auto: when the views leave a gap of more than
+                         twice their median step)
+  --offset-detector auto|on|off  half-fan weights about the ray through the
+                         rotation axis (auto: RTK's rule, when the detector's
+                         edges at the isocentre lie at distances from the axis
+                         that differ by more than 10 % of its width)
+  --outside-fov backproject|zero  voxels the views do not all see: the partial
+                         sum, as RTK's rtkfdk (default), or 0
   --padding F            truncation padding, fraction of the width (default 0)
   --backend auto|cpu|cuda  --gpus all|LIST (e.g. 0,1)
   --host-memory SIZE     --gpu-memory SIZE (bytes, or with K/M/G/T suffix)
@@ -137,6 +144,7 @@ struct Options {
   int window_kind = FDK_WINDOW_RAM_LAK;
   double cutoff = 1.0;
   int short_scan = FDK_AUTO, offset_detector = FDK_AUTO;
+  int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;
   double padding = 0.0;
   int backend = FDK_BACKEND_AUTO;
   std::vector<int> gpus;
@@ -353,6 +361,11 @@ Options parse_options(int argc, char** argv) {
       o.host_memory = parse_size(arg, next());
     } else if (arg == "--gpu-memory") {
       o.gpu_memory = parse_size(arg, next());
+    } else if (arg == "--outside-fov") {
+      const std::string v = next();
+      if (v == "backproject") o.outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;
+      else if (v == "zero") o.outside_fov = FDK_OUTSIDE_FOV_ZERO;
+      else usage_error("bad value for --outside-fov: '" + v + "' (backproject or zero)");
     } else if (arg == "--precision") {
       const std::string v = next();
       if (v == "float32") o.precision = FDK_PRECISION_FLOAT32;
@@ -685,6 +698,7 @@ int run(const Options& o) {
   config.cutoff = o.cutoff;
   config.short_scan = o.short_scan;
   config.offset_detector = o.offset_detector;
+  config.outside_fov = o.outside_fov;
   config.truncation_padding = o.padding;
   config.backend = o.backend;
   config.num_devices = static_cast<int32_t>(o.gpus.size());
@@ -713,8 +727,22 @@ int run(const Options& o) {
       (default_volume ? " (default: the field of view)" : "") + "; " +
       (plan.backend == FDK_BACKEND_CUDA ? "CUDA" : "CPU") + " backend, " +
       std::to_string(plan.num_slabs) + " slab" + (plan.num_slabs == 1 ? "" : "s") + " of " +
-      std::to_string(plan.slab_thickness) + " planes" + (plan.short_scan ? ", short scan" : "") +
-      (plan.offset_detector ? ", offset detector" : ""));
+      std::to_string(plan.slab_thickness) + " planes" + (plan.short_scan ? ", short scan" : ""));
+  say("half fan: " + std::string(plan.offset_detector ? "on" : "off") + " (the detector reaches " +
+      fmt("%.4g", -plan.half_fan_inferior) + " mm and " + fmt("%.4g", plan.half_fan_superior) +
+      " mm from the rotation axis at the isocentre: " +
+      (std::abs(plan.half_fan_inferior + plan.half_fan_superior) >=
+               0.1 * std::abs(plan.half_fan_superior - plan.half_fan_inferior)
+           ? "displaced"
+           : "centred") +
+      (o.offset_detector == FDK_AUTO ? "" : ", forced by --offset-detector") + ")");
+  {
+    const double total = static_cast<double>(volume.size[0]) * volume.size[1] * volume.size[2];
+    say("field of view: " + std::to_string(plan.voxels_outside_fov) + " voxels (" +
+        fmt("%.3g", 100.0 * static_cast<double>(plan.voxels_outside_fov) / total) + " %) outside, " +
+        (plan.outside_fov == FDK_OUTSIDE_FOV_ZERO ? "set to 0 (--outside-fov zero)"
+                                                  : "backprojected as rtkfdk does (--outside-fov zero sets them to 0)"));
+  }
 
   // ---- output (opened now so an unwritable folder fails before the work) ------------------
   ad::make_directories(o.output);

@@ -24,6 +24,15 @@ namespace Fdk
         Off = 2,
     }
 
+    /// <summary>fdk_outside_fov: what a voxel outside the field of view holds.</summary>
+    public enum OutsideFieldOfView
+    {
+        /// <summary>The partial sum of the views that see it, as RTK's rtkfdk (the default).</summary>
+        Backproject = 0,
+        /// <summary>Zero, and not computed (faster).</summary>
+        Zero = 1,
+    }
+
     /// <summary>fdk_backend.</summary>
     public enum Backend
     {
@@ -348,7 +357,9 @@ namespace Fdk
         public double Cutoff { get; set; }
         /// <summary>Parker weights; Auto = when the views cover less than a full turn.</summary>
         public Switch ShortScan { get; set; }
-        /// <summary>Half-fan weights; Auto = when the detector is off-centre by more than a pixel.</summary>
+        /// <summary>Half-fan weights, centred on the ray through the rotation axis; Auto = RTK's
+        /// rule: when the detector's edges, taken to the isocentre, lie at distances from the
+        /// axis that differ by more than 10 % of that width (see PlanInfo.HalfFanInferior).</summary>
         public Switch OffsetDetector { get; set; }
         /// <summary>Row extension on each side, as a fraction of the width, in [0, 1].</summary>
         public double TruncationPadding { get; set; }
@@ -382,6 +393,8 @@ namespace Fdk
         public int Threads { get; set; }
         /// <summary>Y planes per slab; 0 = chosen from the budgets.</summary>
         public int SlabThickness { get; set; }
+        /// <summary>Voxels outside the field of view: backprojected as rtkfdk (default) or zero.</summary>
+        public OutsideFieldOfView OutsideFieldOfView { get; set; }
 
         public ReconstructionSettings()
         {

@@ -73,6 +73,7 @@ namespace Fdk
         public int precision;
         public int num_threads;
         public int slab_thickness;
+        public int outside_fov;
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -119,6 +120,10 @@ namespace Fdk
         public int num_threads;
         public ulong host_memory_budget;
         public ulong gpu_memory_budget;
+        public int outside_fov;
+        public ulong voxels_outside_fov;
+        public double half_fan_inferior;
+        public double half_fan_superior;
     }
 
     [StructLayout(LayoutKind.Sequential)]

@@ -91,6 +91,13 @@ namespace Fdk
         public int Threads { get; private set; }
         public long HostMemoryBudget { get; private set; }
         public long GpuMemoryBudget { get; private set; }
+        public OutsideFieldOfView OutsideFieldOfView { get; private set; }
+        /// <summary>Voxels outside the field of view of the announced views.</summary>
+        public long VoxelsOutsideFieldOfView { get; private set; }
+        /// <summary>The half-fan rule's figures: the detector's first and last pixel centres as
+        /// distances from the rotation axis at the isocentre (innermost over the views).</summary>
+        public double HalfFanInferior { get; private set; }
+        public double HalfFanSuperior { get; private set; }
 
         internal PlanInfo(FdkPlanInfoNative n) : this()
         {
@@ -102,6 +109,10 @@ namespace Fdk
             Threads = n.num_threads;
             HostMemoryBudget = (long)n.host_memory_budget;
             GpuMemoryBudget = (long)n.gpu_memory_budget;
+            OutsideFieldOfView = (OutsideFieldOfView)n.outside_fov;
+            VoxelsOutsideFieldOfView = (long)n.voxels_outside_fov;
+            HalfFanInferior = n.half_fan_inferior;
+            HalfFanSuperior = n.half_fan_superior;
         }
     }
 
@@ -289,6 +300,7 @@ namespace Fdk
             c.precision = (int)s.Precision;
             c.num_threads = s.Threads;
             c.slab_thickness = s.SlabThickness;
+            c.outside_fov = (int)s.OutsideFieldOfView;
             return c;
         }
 

@@ -189,6 +189,7 @@ namespace Fdk.Tests
                 Assert.AreEqual(init.precision, ours.precision);
                 Assert.AreEqual(init.num_threads, ours.num_threads);
                 Assert.AreEqual(init.slab_thickness, ours.slab_thickness);
+                Assert.AreEqual(init.outside_fov, ours.outside_fov);
             }
             finally
             {

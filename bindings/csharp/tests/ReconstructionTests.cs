@@ -63,6 +63,42 @@ namespace Fdk.Tests
         }
 
         [Test]
+        public void OutsideTheFieldOfViewIsBackprojectedByDefaultOrZero()
+        {
+            // A 24 mm cube: its corners (16.9 mm from the axis) lie beyond the
+            // 11.9 mm circle the detector's width sweeps.
+            const int n = 48;
+            var results = new float[2][];
+            var plans = new PlanInfo[2];
+            var modes = new[] { OutsideFieldOfView.Backproject, OutsideFieldOfView.Zero };
+            for (int m = 0; m < 2; ++m)
+            {
+                ReconstructionSettings settings = TestScan.Settings();
+                settings.Volume = Volume.Centered(n, n, n, TestScan.Spacing);
+                settings.SlabThickness = 0;
+                if (m == 1) settings.OutsideFieldOfView = OutsideFieldOfView.Zero;
+                using (var r = new Reconstructor(settings))
+                {
+                    plans[m] = r.GetPlanInfo();
+                    TestScan.PushAll(r);
+                    r.Finish();
+                    results[m] = r.ReadVolume();
+                }
+            }
+            Assert.AreEqual(OutsideFieldOfView.Backproject, new ReconstructionSettings().OutsideFieldOfView);
+            for (int m = 0; m < 2; ++m)
+            {
+                Assert.AreEqual(modes[m], plans[m].OutsideFieldOfView);
+                Assert.Greater(plans[m].VoxelsOutsideFieldOfView, 0L);
+                Assert.Less(plans[m].VoxelsOutsideFieldOfView, (long)n * n * n / 2);
+            }
+            double c = 0.5 * (n - 1) * TestScan.Spacing;  // the corner column, mid-height
+            Assert.AreNotEqual(0.0f, TestScan.At(results[0], c, 0, c, n));
+            Assert.AreEqual(0.0f, TestScan.At(results[1], c, 0, c, n));
+            Assert.AreEqual(TestScan.At(results[0], 0, 0, 0, n), TestScan.At(results[1], 0, 0, 0, n));
+        }
+
+        [Test]
         public void SameFloatsAsTheCApiFromC()
         {
             string dir = Path.Combine(Path.GetTempPath(), "fdk-cs-" + Guid.NewGuid().ToString("N"));

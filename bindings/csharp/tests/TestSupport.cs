@@ -71,13 +71,13 @@ namespace Fdk.Tests
         }
 
         /// <summary>The voxel nearest to a physical point (x fastest, then z, then y).</summary>
-        public static float At(float[] volume, double x, double y, double z)
+        public static float At(float[] volume, double x, double y, double z, int n = N)
         {
-            double origin = -0.5 * (N - 1) * Spacing;
+            double origin = -0.5 * (n - 1) * Spacing;
             int i = (int)Math.Round((x - origin) / Spacing);
             int j = (int)Math.Round((y - origin) / Spacing);
             int k = (int)Math.Round((z - origin) / Spacing);
-            return volume[((long)j * N + k) * N + i];
+            return volume[((long)j * n + k) * n + i];
         }
     }
 

@@ -83,7 +83,7 @@ extern "C" {
 
 /* ---- version -------------------------------------------------------------- */
 #define FDK_VERSION_MAJOR 0
-#define FDK_VERSION_MINOR 1
+#define FDK_VERSION_MINOR 2
 #define FDK_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
 #define FDK_VERSION_NUMBER \
@@ -128,6 +128,16 @@ typedef enum fdk_switch {
   FDK_ON = 1,
   FDK_OFF = 2
 } fdk_switch;
+
+/* What a voxel outside the field of view holds. The field of view is what
+   every (untilted) view measures: voxels that some views miss, such as a
+   cube's corners beyond the circle the detector's width sweeps, get only
+   part of the sum. */
+typedef enum fdk_outside_fov {
+  FDK_OUTSIDE_FOV_BACKPROJECT = 0, /* the partial sum of the views that see
+                                      it, as RTK's rtkfdk (the default) */
+  FDK_OUTSIDE_FOV_ZERO = 1         /* 0, and not computed (faster) */
+} fdk_outside_fov;
 
 typedef enum fdk_backend {
   FDK_BACKEND_AUTO = 0, /* CUDA when built in and a GPU is usable, else CPU */
@@ -209,8 +219,16 @@ typedef struct fdk_config {
   double cutoff;         /* fraction of Nyquist in (0, 1]; default 1 */
   int32_t short_scan;    /* fdk_switch: Parker weights; AUTO = when the views
                             cover less than a full turn */
-  int32_t offset_detector; /* fdk_switch: half-fan weights; AUTO = when the
-                            detector is off-centre by more than one pixel */
+  int32_t offset_detector; /* fdk_switch: half-fan weights (Wang's, as RTK's
+                            DisplacedDetectorImageFilter), centred on the
+                            ray through the rotation axis. AUTO = RTK's
+                            rule: on when the detector's first and last
+                            pixel centres, taken to the isocentre (the
+                            innermost over the views), lie at distances from
+                            the axis that differ by more than 10 % of that
+                            width (fdk_plan_info.half_fan_*). With a short
+                            scan both weights apply (their product, as
+                            rtkfdk) */
   double truncation_padding; /* extend each row on both sides by this
                             fraction of its width with edge values fading
                             to zero (cosine taper); 0 = off; at most 1 */
@@ -230,11 +248,16 @@ typedef struct fdk_config {
   int32_t num_threads;   /* CPU threads for filtering, compression and the CPU
                             backprojector; 0 = hardware concurrency */
   int32_t slab_thickness;/* y planes per slab; 0 = chosen from the budgets */
+
+  /* Appended in 0.2 (a 0.1 caller's struct_size, without it, still works
+     and gets the default): */
+  int32_t outside_fov;   /* fdk_outside_fov; default BACKPROJECT, as rtkfdk */
 } fdk_config;
 
 /* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
-   cutoff 1, switches AUTO, backend AUTO, precision float32, scan kind
-   UNIFORM with arc 360). Returns its argument; NULL-safe. */
+   cutoff 1, switches AUTO, backend AUTO, precision float32, outside_fov
+   BACKPROJECT, scan kind UNIFORM with arc 360). Returns its argument;
+   NULL-safe. */
 FDK_API fdk_config* fdk_config_init(fdk_config* config);
 FDK_API fdk_scan* fdk_scan_init(fdk_scan* scan);
 
@@ -404,7 +427,8 @@ FDK_API fdk_status fdk_get_store_info(const fdk_context* ctx,
                                       fdk_store_info* info);
 
 typedef struct fdk_plan_info {
-  uint32_t struct_size;     /* set by the caller to sizeof(fdk_plan_info) */
+  uint32_t struct_size;     /* set by the caller to sizeof(fdk_plan_info) (or
+                               the 0.1 size) */
   int32_t backend;          /* fdk_backend actually used (CPU or CUDA) */
   int32_t num_slabs;
   int32_t slab_thickness;   /* planes of every slab but maybe the last */
@@ -413,6 +437,19 @@ typedef struct fdk_plan_info {
   int32_t num_threads;
   uint64_t host_memory_budget; /* the effective budgets, in bytes */
   uint64_t gpu_memory_budget;
+  /* Appended in 0.2 (a 0.1 caller's smaller struct_size gets the fields
+     above only): */
+  int32_t outside_fov;      /* fdk_outside_fov in use */
+  uint64_t voxels_outside_fov; /* voxels outside the field of view of the
+                               announced untilted views (zeroed only with
+                               FDK_OUTSIDE_FOV_ZERO) */
+  /* The half-fan rule's figures: the detector's first and last pixel
+     centres as distances from the rotation axis at the isocentre, on a line
+     normal to the source-to-axis ray (the innermost over the views; length
+     units). The detector counts as displaced when |inferior + superior| >=
+     0.1 * (superior - inferior). */
+  double half_fan_inferior;
+  double half_fan_superior;
 } fdk_plan_info;
 
 FDK_API fdk_status fdk_get_plan_info(const fdk_context* ctx,

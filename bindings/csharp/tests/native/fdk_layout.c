@@ -70,6 +70,7 @@ int main(void) {
   FIELD(fdk_config, precision);
   FIELD(fdk_config, num_threads);
   FIELD(fdk_config, slab_thickness);
+  FIELD(fdk_config, outside_fov);
 
   SIZE(fdk_slab_info);
   FIELD(fdk_slab_info, struct_size);
@@ -104,6 +105,10 @@ int main(void) {
   FIELD(fdk_plan_info, num_threads);
   FIELD(fdk_plan_info, host_memory_budget);
   FIELD(fdk_plan_info, gpu_memory_budget);
+  FIELD(fdk_plan_info, outside_fov);
+  FIELD(fdk_plan_info, voxels_outside_fov);
+  FIELD(fdk_plan_info, half_fan_inferior);
+  FIELD(fdk_plan_info, half_fan_superior);
 
   SIZE(fdk_timings);
   FIELD(fdk_timings, struct_size);

@@ -35,6 +35,7 @@ struct ScanModel {
   std::vector<unsigned char> arrived;  // view pushed
   std::vector<double> view_weights;    // at finish: angular weight a_v (0: absent)
   std::vector<int> view_order;         // at finish: arrived views, ascending
+  bool zero_outside_fov = false;       // fdk_config.outside_fov == FDK_OUTSIDE_FOV_ZERO
   std::vector<std::array<int, 2>> slabs;  // the slab plan ([y0, y1) of each), set once the backend exists
   const ProjectionStore* store = nullptr;
   const std::atomic<bool>* cancelled = nullptr;
@@ -132,11 +133,15 @@ class Backend {
   virtual int slab_alignment() const { return 1; }
 };
 
-// 1 where the (x, z) column (index z * nx + x) is reconstructable from the
-// arrived views: every untilted view sees it, or for an offset detector sees
-// it or its mirror about the principal point (the conjugate ray). Tilted
-// views do not narrow it; backprojectors check them voxel by voxel. Columns
-// [z_begin, z_end) only, so callers can split the work.
-void field_of_view_rows(const ScanModel& model, int z_begin, int z_end, unsigned char* mask);
+// The field of view: 1 where the (x, z) column (index z * nx + x) is
+// reconstructable from the views (the announced ones when `nominal`, else
+// those that arrived): every untilted view sees it within the columns it
+// measures (used_columns: for half-fan, the band symmetric in fan angle
+// about the axis ray). Tilted views do not narrow it; backprojectors check
+// them voxel by voxel. All ones unless `zero_outside` (fdk_outside_fov):
+// the backprojectors skip the zeros, which stay 0.
+std::vector<unsigned char> field_of_view_mask(const ScanModel& model, bool nominal, bool zero_outside);
+// Voxels of the volume outside a mask (its zero columns times the planes).
+uint64_t voxels_outside(const ScanModel& model, const std::vector<unsigned char>& mask);
 
 }  // namespace fdk

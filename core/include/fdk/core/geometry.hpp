@@ -19,9 +19,24 @@ struct ViewGeometry {
   double angle = 0;  // gantry angle, radians in [0, 2pi): detector normal about y
 
   // The foot of the source's perpendicular on the detector, in detector
-  // physical coordinates: where the cosine weight peaks.
+  // physical coordinates: where the cosine weight peaks. Not where the
+  // rotation axis projects when the source is displaced (axis_u).
   double principal_u() const { return sox - pox; }
   double principal_v() const { return soy - poy; }
+
+  // Redundancy (half-fan, Parker) is a matter of fan angles measured from
+  // the ray through the rotation axis, the centre of the source's circle.
+  // These follow RTK's ToUntiltedCoordinateAtIsocenter: the coordinate at
+  // which the ray through detector coordinate u meets a virtual detector
+  // through the isocentre, normal to the source-to-axis ray; the fan angle
+  // is atan(untilted / source_radius). Computed in the rotated frame, so
+  // tilts are taken as RTK takes them (column by column).
+  double source_radius() const;            // hypot(sid, sox): source to axis
+  double untilted_u(double u) const;       // detector u -> untilted coordinate
+  double detector_u(double untilted) const;  // its inverse
+  double fan_angle(double u) const;        // radians, > 0 towards +u
+  // Where the ray through the rotation axis meets the detector (u).
+  double axis_u() const { return detector_u(0.0); }
 };
 
 // Validates (finite values, sid > 0, sdd > 0) and converts; throws fdk::Error.

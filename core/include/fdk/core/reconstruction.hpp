@@ -88,6 +88,7 @@ class Reconstruction {
   std::unique_ptr<ProjectionStore> store_;
   std::unique_ptr<Backend> backend_;
   SlabPlan plan_;
+  uint64_t voxels_outside_fov_ = 0;  // of the announced views, for fdk_plan_info
   std::vector<ViewGeometry> configured_views_;    // as announced, for pushes without geometry
   std::vector<IndexMatrix> configured_matrices_;
   std::unique_ptr<IngestPipeline> ingest_;  // after backend_: stopped before it is released

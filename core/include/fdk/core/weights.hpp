@@ -10,6 +10,7 @@
 #pragma once
 #include <fdk/fdk.h>
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -22,29 +23,50 @@ struct RedundancyPlan {
   double scan_start = 0;  // radians: angle of the first view of the arc
   double scan_range = 0;  // radians covered from the first to the last view
   double delta = 0;       // Parker's half over-scan: (range - pi) / 2
-  bool offset_detector = false;
-  double overlap = 0;     // half-width of the doubly measured band (physical)
+  // Half-fan (offset detector), RTK's DisplacedDetectorImageFilter: the
+  // detector's first and last pixel centres as untilted coordinates
+  // (ViewGeometry::untilted_u), the innermost over the views; the axis ray
+  // is 0 between them.
+  double inferior = 0, superior = 0;
+  // RTK's rule: the detector is displaced when its edges lie at distances
+  // from the axis that differ by more than 10 % of its projected width,
+  // |inferior + superior| >= 0.1 * (superior - inferior).
+  bool displaced = false;
+  bool offset_detector = false;  // half-fan weights applied
+  double overlap = 0;     // theta: half-width of the doubly measured band (untilted)
   int long_side = 1;      // +1: the detector reaches further towards +u
-  double principal_u = 0; // of the nominal first view, detector coordinates
 };
 
 // Decides the weighting from the nominal scan and the switches; throws
-// fdk::Error (UNSUPPORTED for short scan with an offset detector, where the
-// weights are not defined; INVALID_ARGUMENT for an arc shorter than pi).
+// fdk::Error (INVALID_ARGUMENT for an arc shorter than pi, or for half-fan
+// weights when the ray through the rotation axis misses the detector).
+// Short-scan and half-fan weights combine (their product, as RTK's rtkfdk
+// applies them one after the other).
 RedundancyPlan plan_redundancy(const std::vector<ViewGeometry>& nominal, const fdk_detector& det,
                                fdk_switch short_scan, fdk_switch offset_detector);
 
 // The detector that is filtered, stored and backprojected: the input
 // detector, widened with zero columns on its short side for an offset
-// detector so it is symmetric about the principal ray (otherwise the ramp
-// filter's tails past the short edge would be lost and the half-fan
-// reconstruction biased). `column_offset` receives the filtered column of the
-// input's column 0.
-fdk_detector filtered_detector(const RedundancyPlan& plan, const fdk_detector& input, int* column_offset);
+// detector so that it reaches the mirror image (in fan angle about the axis
+// ray) of its long edge in every nominal view (otherwise the ramp filter's
+// tails past the short edge would be lost and the half-fan reconstruction
+// biased); at most the input's width is added. `column_offset` receives the
+// filtered column of the input's column 0.
+fdk_detector filtered_detector(const RedundancyPlan& plan, const std::vector<ViewGeometry>& nominal,
+                               const fdk_detector& input, int* column_offset);
+
+// The columns of the filtered detector, [first, last] (fractional), where
+// view `view` measures what the reconstruction uses: the input detector's
+// pixel centres, or for half-fan the band from the mirror image of the long
+// edge's centre to that centre (both sides of the axis ray are then known,
+// one of them through the conjugate rays).
+std::array<double, 2> used_columns(const RedundancyPlan& plan, const ViewGeometry& view,
+                                   const fdk_detector& input, int column_offset);
 
 // Per filtered column i: weight[i] = SDD * (SDD / SID) * redundancy(u_i) and
 // u2[i] = u_i^2 (u about the principal point), so that a pixel's weight is
-// weight[i] / sqrt(SDD^2 + v^2 + u2[i]). Shared by the CPU and GPU filters.
+// weight[i] / sqrt(SDD^2 + v^2 + u2[i]). The redundancy weights take the
+// fan angle from the axis ray. Shared by the CPU and GPU filters.
 void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
                     double* weight, double* u2);
 
