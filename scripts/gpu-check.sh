@@ -3,12 +3,19 @@
 # runs the gpu-labelled tests, then the benchmark cases, and prints a short
 # table last. Debian's gtest and KissFFT travel unpacked in .deps/root (see
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
-#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [bench] [CASES...]   (default: tests bench a b c)
+#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [agreement] [bench] [CASES...]
+#          (default: tests bench a b c)
+# agreement: the matrix of scripts/rtk-agreement.sh on the CPU and CUDA
+# backends against rtkfdk's figures measured on the development machine
+# (gpu-prebuilt/agreement-reference.json, staged by gpu-prebuild.sh after
+# scripts/rtk-agreement.sh; docs/ACCURACY.md says how the CUDA rows bound
+# their distance to rtkfdk).
 #   (the device copy may not carry .git: FDK_COMMIT names the commit measured)
 # With gpu-prebuilt/ carried (scripts/gpu-prebuild.sh, run here first) it
 # uses those binaries instead of building, and runs the gpu tests binary by
 # binary; carry ".deps" and "gpu-prebuilt".
 # CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600),
+# Xzero (--outside-fov zero: the field of view's outside not computed),
 # Xpl (slabs read into page-locked memory from fdk_alloc_host); a
 # plain case runs on one GPU. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
 # 0..N-1 and, in the same invocation, on one GPU: the summary then holds the
@@ -23,15 +30,16 @@ deps="$PWD/.deps/root/usr"
 for pc in "$deps"/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
   [ -f "$pc" ] && sed -i "s|^prefix=.*|prefix=$deps|" "$pc"
 done
-run_tests=0 run_bench=0 cases=()
+run_tests=0 run_bench=0 run_agreement=0 cases=()
 for arg in "$@"; do
   case "$arg" in
     tests) run_tests=1 ;;
+    agreement) run_agreement=1 ;;
     bench) run_bench=1 ;;
     *) cases+=("$arg") ;;
   esac
 done
-if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ]; then run_tests=1 run_bench=1; fi
+if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ] && [ $run_agreement -eq 0 ]; then run_tests=1 run_bench=1; fi
 [ ${#cases[@]} -gt 0 ] || cases=(a b c)
 
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
@@ -45,7 +53,7 @@ if [ -x gpu-prebuilt/bin/fdk-bench ]; then
   echo "prebuilt $(cat gpu-prebuilt/COMMIT) (gpu-prebuilt/)"
   summary+=("binaries: prebuilt $(cat gpu-prebuilt/COMMIT)")
   bench=$bin/fdk-bench cuda_tests=$bin/test_cuda_backend multi_tests=$bin/test_multi_gpu
-  accuracy_tests=$bin/test_phantom_accuracy
+  accuracy_tests=$bin/test_phantom_accuracy agreement_tool=$bin/fdk-agreement
 else
   bin=""
   rm -f build-gpu/CMakeCache.txt
@@ -53,12 +61,13 @@ else
     -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
   cmake --build build-gpu --parallel "$(nproc)" \
-    --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy >"$out/build.log" 2>&1 ||
+    --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
     { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
   echo "built $commit"
   bench=./build-gpu/tools/fdk-bench/fdk-bench
   cuda_tests=./build-gpu/tests/gpu/test_cuda_backend multi_tests=./build-gpu/tests/gpu/test_multi_gpu
   accuracy_tests=./build-gpu/tests/accuracy/test_phantom_accuracy
+  agreement_tool=./build-gpu/tools/fdk-agreement/fdk-agreement
 fi
 
 if [ $run_tests -eq 1 ]; then
@@ -85,6 +94,18 @@ if [ $run_tests -eq 1 ]; then
     grep -E "^\[accuracy\].*(brain|dark|bright|air)" | tee -a "$out/gpu-figures.txt"
 fi
 
+if [ $run_agreement -eq 1 ]; then
+  reference=gpu-prebuilt/agreement-reference.json
+  if [ -f "$reference" ]; then
+    python3 scripts/rtk_agreement.py --tool "$agreement_tool" --work /tmp/fdk-agreement --backends cpu,cuda \
+      --reference "$reference" --markdown "$out/agreement.md" >"$out/agreement.log" 2>&1
+    grep -E "^\|" "$out/agreement.log"
+    summary+=("agreement with rtkfdk: $(tail -1 "$out/agreement.log")")
+  else
+    summary+=("agreement: no $reference (run scripts/rtk-agreement.sh, then gpu-prebuild.sh, here)")
+  fi
+fi
+
 if [ $run_bench -eq 1 ]; then
   for c in "${cases[@]}"; do
     extra=()
@@ -102,6 +123,7 @@ if [ $run_bench -eq 1 ]; then
       *16) c=${c%16}; extra=(--precision f16) ;;  # float16 storage
       *paced) c=${c%paced}; extra=(--rate 600) ;; # pushed like a scanner, 600 views/s
       *pl) c=${c%pl}; extra=(--page-locked) ;;     # slabs read into fdk_alloc_host memory
+      *zero) c=${c%zero}; extra=(--outside-fov zero) ;;  # voxels outside the field of view left at 0
     esac
     repeats=3
     [ "$c" = c ] && extra+=(--pool 64)

@@ -10,11 +10,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=build-sm90
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF >/dev/null
-cmake --build "$build" --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy
+cmake --build "$build" --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement
 rm -rf gpu-prebuilt
 mkdir -p gpu-prebuilt/bin gpu-prebuilt/lib
 cp "$build/tools/fdk-bench/fdk-bench" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_multi_gpu" \
-  "$build/tests/accuracy/test_phantom_accuracy" gpu-prebuilt/bin/
+  "$build/tests/accuracy/test_phantom_accuracy" "$build/tools/fdk-agreement/fdk-agreement" gpu-prebuilt/bin/
+# rtkfdk's figures for the agreement matrix (scripts/rtk-agreement.sh, run
+# here first), which the GPU machine cannot install.
+if [ -f build/agreement/reference.json ]; then cp build/agreement/reference.json gpu-prebuilt/agreement-reference.json; fi
 cp -L "$build/capi/libfdk.so.0" gpu-prebuilt/lib/
 # Shared libraries the GPU machine lacks (it has zstd and the CUDA toolkit).
 for exe in gpu-prebuilt/bin/* gpu-prebuilt/lib/libfdk.so.0; do

@@ -50,6 +50,15 @@ void require_finite(double v, const char* what) {
 
 double dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
+// The source in world coordinates is rot^T (sox, soy, sid); its azimuth
+// about y, as the gantry angle is measured.
+double source_angle_of(const ViewGeometry& g) {
+  const double* r = g.rot.data();
+  const double x = r[0] * g.sox + r[3] * g.soy + r[6] * g.sid;
+  const double z = r[2] * g.sox + r[5] * g.soy + r[8] * g.sid;
+  return wrap_angle(std::atan2(x, z));
+}
+
 }  // namespace
 
 ViewGeometry view_from_parameters(const fdk_view& v) {
@@ -75,6 +84,7 @@ ViewGeometry view_from_parameters(const fdk_view& v) {
   g.pox = v.projection_offset_x;
   g.poy = v.projection_offset_y;
   g.angle = angle_of(g.rot);
+  g.source_angle = source_angle_of(g);
   return g;
 }
 
@@ -139,6 +149,7 @@ ViewGeometry view_from_matrix(const double* p) {
   g.pox = g.sox - a;
   g.poy = g.soy - b;
   g.angle = angle_of(g.rot);
+  g.source_angle = source_angle_of(g);
   return g;
 }
 

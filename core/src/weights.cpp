@@ -65,15 +65,21 @@ double parker(const RedundancyPlan& p, double beta, double gamma) {
   return s * s;
 }
 
-// RTK's DisplacedDetectorImageFilter weight: 0 past the short edge's
-// mirror image, 2 past the band, and across the band 1 + sin of the fan
-// angle scaled to +-pi/2, so that conjugate rays (fan angles g and -g) add
-// up to 2. `untilted` and `radius` as ViewGeometry's.
+// The distance from the rotation axis of the ray through untilted
+// coordinate `untilted` (signed: > 0 towards +u), for a source `radius`
+// from the axis: radius * sin(fan angle).
+double ray_distance(double untilted, double radius) { return radius * std::sin(std::atan(untilted / radius)); }
+
+// rtkfdk's half-fan weight (RTK's DisplacedDetectorForOffsetFieldOfView
+// filter, for a field of view centred on the axis): 0 past the short
+// edge's mirror image, 2 past the band the short side also measures, and
+// across it 1 + sin(pi/2 * d / R), d the ray's distance from the axis and R
+// the band's half-width, so that conjugate rays (d and -d) add up to 2.
 double offset_weight(const RedundancyPlan& p, double untilted, double radius) {
-  const double x = p.long_side * untilted;
+  const double x = p.long_side * ray_distance(untilted, radius);
   if (x <= -p.overlap) return 0;
   if (x >= p.overlap) return 2;
-  return 1 + std::sin(kPi * std::atan(x / radius) / (2 * std::atan(p.overlap / radius)));
+  return 1 + std::sin(kPi / 2 * x / p.overlap);
 }
 
 // Where RTK puts a detector's columns: pixel centres.
@@ -102,23 +108,32 @@ RedundancyPlan plan_redundancy(const std::vector<ViewGeometry>& nominal, const f
            "short scan covers less than 180 degrees: FDK cannot reconstruct it");
   }
 
-  // The detector's extent about the axis ray, the innermost over every view
-  // (RTK's corners): what every view measures on each side.
+  // The field of view's radius on each side of the axis ray: the distance
+  // from the axis of the ray through the first and the last pixel centre,
+  // the smallest over the views (what every view measures on that side).
   plan.inferior = -std::numeric_limits<double>::infinity();
   plan.superior = std::numeric_limits<double>::infinity();
   for (const ViewGeometry& g : nominal) {
-    plan.inferior = std::max(plan.inferior, g.untilted_u(first_centre(det)));
-    plan.superior = std::min(plan.superior, g.untilted_u(last_centre(det)));
+    const double r = g.source_radius();
+    plan.inferior = std::max(plan.inferior, ray_distance(g.untilted_u(first_centre(det)), r));
+    plan.superior = std::min(plan.superior, ray_distance(g.untilted_u(last_centre(det)), r));
   }
-  plan.displaced = std::abs(plan.inferior + plan.superior) >= 0.1 * std::abs(plan.superior - plan.inferior);
-  const bool is_offset = offset_detector == FDK_ON || (offset_detector == FDK_AUTO && plan.displaced);
+  // rtkfdk's rule: displaced when the two radii differ by 10 % of their
+  // mean or more.
+  plan.displaced = 200 * std::abs(plan.superior + plan.inferior) >= 10 * std::abs(plan.superior - plan.inferior);
+  // On AUTO a detector that misses the ray through the axis stays full fan
+  // (no half-fan weighting can reconstruct it; fdk_plan_info's figures say
+  // why); forced on, that is an error.
+  const bool axis_seen = plan.inferior < 0 && plan.superior > 0;
+  const bool is_offset =
+      offset_detector == FDK_ON || (offset_detector == FDK_AUTO && plan.displaced && axis_seen);
   if (is_offset) {
-    if (!(plan.inferior < 0 && plan.superior > 0))
+    if (!axis_seen)
       fail(FDK_ERROR_INVALID_ARGUMENT,
            "half-fan (offset detector) weighting needs the ray through the rotation axis on the detector "
-           "in every view, but the detector's columns reach from " + std::to_string(plan.inferior) + " to " +
-               std::to_string(plan.superior) +
-               " about it (at the isocentre): set offset_detector to FDK_OFF to reconstruct without it");
+           "in every view, but the rays through the detector's edges pass at " + std::to_string(plan.inferior) +
+               " and " + std::to_string(plan.superior) +
+               " from it: set offset_detector to FDK_OFF to reconstruct without it");
     plan.offset_detector = true;
     plan.long_side = plan.superior + plan.inferior >= 0 ? 1 : -1;
     plan.overlap = std::min(-plan.inferior, plan.superior);
@@ -171,19 +186,29 @@ std::array<double, 2> used_columns(const RedundancyPlan& plan, const ViewGeometr
 
 void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
                     double* weight, double* u2) {
-  const double a = view.principal_u();
   const double radius = view.source_radius();
   const double beta = wrap(view.angle - plan.scan_start);
+  // RTK's FDK weighting (FDKWeightProjectionFilter, after Rit and
+  // Clackdoyle, CT meeting 2014): with the source off the central ray the
+  // cosine is taken against the ray through the axis, the detector seen as
+  // tilted by `tilt` (the source's azimuth less the gantry angle), and the
+  // whole view scaled by the source's distance from the isocentre over SID.
+  const double tilt = view.source_angle - view.angle;
+  const double cos_t = std::cos(tilt), sin_t = std::sin(tilt), tan_t = std::tan(tilt);
+  const double scale = std::sqrt(view.sid * view.sid + view.sox * view.sox + view.soy * view.soy) / view.sid;
   for (int i = 0; i < out_det.size[0]; ++i) {
     const double u = out_det.origin[0] + i * out_det.spacing[0];
-    double w = view.sdd / view.sid;
+    const double x = u + view.pox + tan_t * (view.sdd - view.sid);
+    const double tilted = (view.sdd * (cos_t + tan_t * sin_t) - x * sin_t) / view.sdd;
+    double w = view.sdd / view.sid * scale * tilted;
     if (plan.short_scan || plan.offset_detector) {
       const double untilted = view.untilted_u(u);
       if (plan.short_scan) w *= 2 * parker(plan, beta, -std::atan(untilted / radius));
       if (plan.offset_detector) w *= offset_weight(plan, untilted, radius);
     }
     weight[i] = w * view.sdd;  // times SDD of the cosine weight
-    u2[i] = (u - a) * (u - a);
+    const double du = x - view.sdd * tan_t;  // u about the principal point (sox - pox, untilted)
+    u2[i] = du * du;
   }
 }
 
@@ -219,7 +244,7 @@ std::vector<double> angular_weights(const std::vector<ViewGeometry>& views,
   for (size_t v = 0; v < views.size(); ++v)
     if (arrived[v]) {
       present.push_back(v);
-      angles.push_back(views[v].angle);
+      angles.push_back(views[v].source_angle);
     }
   if (present.empty()) return weights;
   if (present.size() == 1) {

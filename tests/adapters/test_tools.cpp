@@ -140,6 +140,43 @@ TEST(ToolsEndToEnd, SimulatedFolderToTiffSlicesKeepsTheBrainValue) {
   EXPECT_FALSE(any_part_files(dir / "out"));
 }
 
+// An RTK XML geometry and TIFF projections whose resolution tags give the
+// pixel pitch (as fdk-scan-sim writes them) need no other flag; without the
+// tags the missing pixel size is named, with where it could have come from.
+TEST(ToolsEndToEnd, RtkXmlAndTiffTagsNeedNoOtherFlag) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + kSimArgs, dir.path()).code, 0);
+  const Result r = run(kConvert + " " + (dir / "scan/projections") + " " + (dir / "out") + " --dark " +
+                           (dir / "scan/dark") + " --flat " + (dir / "scan/flat") + " --geometry " +
+                           (dir / "scan/geometry.xml") + " --threads 2 --progress none",
+                       dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("from the TIFF resolution tags"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("half fan: off"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("field of view:"), std::string::npos) << r.err;
+  // The same pixels without the tags.
+  std::filesystem::create_directories(dir / "untagged");
+  for (int i = 0; i < 120; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "proj_%04d.tif", i);
+    TiffReader in(dir / ("scan/projections/" + std::string(name)));
+    TiffPageInfo info;
+    const auto pixels = in.read_page(0, &info);
+    EXPECT_GT(info.pixel_size_x_mm, 0.0);
+    std::vector<uint16_t> samples(pixels.begin(), pixels.end());
+    TiffWriter out(dir / ("untagged/" + std::string(name)), TiffWriteOptions{});
+    out.add_page(info.width, info.height, SampleType::kUInt16, samples.data());
+    out.commit();
+  }
+  const Result missing = run(kConvert + " " + (dir / "untagged") + " " + (dir / "out2") + " --dark " +
+                                 (dir / "scan/dark") + " --flat " + (dir / "scan/flat") + " --geometry " +
+                                 (dir / "scan/geometry.xml") + " --threads 2 --quiet",
+                             dir.path());
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("pixel size is not given"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("resolution tags"), std::string::npos) << missing.err;
+}
+
 TEST(ToolsEndToEnd, MultiPageInputIniGeometryMetaImageAndBigTiffOutputs) {
   TempDir dir;
   ASSERT_EQ(run(kSim + " " + (dir / "scan") + kSimArgs + " --multipage", dir.path()).code, 0);

@@ -3,6 +3,9 @@
 // bit-identical to a clean run.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -175,8 +178,10 @@ TEST(Misuse, BadConfigurationsAreRejectedWithTheirField) {
       {"views NULL", [](fdk_config& c) { c.scan.kind = FDK_SCAN_VIEWS; }, FDK_ERROR_INVALID_ARGUMENT, "scan.views"},
       {"matrices NULL", [](fdk_config& c) { c.scan.kind = FDK_SCAN_MATRICES; }, FDK_ERROR_INVALID_ARGUMENT, "scan.matrices"},
       {"scan kind", [](fdk_config& c) { c.scan.kind = 9; }, FDK_ERROR_INVALID_ARGUMENT, "scan.kind"},
-      {"short+offset", [](fdk_config& c) { c.short_scan = FDK_ON; c.offset_detector = FDK_ON; c.scan.arc_deg = 220; },
-       FDK_ERROR_UNSUPPORTED, "offset"},
+      {"half fan, axis off the detector",
+       [](fdk_config& c) { c.offset_detector = FDK_ON; c.detector.origin[0] = 2 * c.detector.spacing[0]; },
+       FDK_ERROR_INVALID_ARGUMENT, "offset_detector"},
+      {"outside_fov", [](fdk_config& c) { c.outside_fov = 2; }, FDK_ERROR_INVALID_ARGUMENT, "outside_fov"},
       {"arc < 180", [](fdk_config& c) { c.scan.arc_deg = 90; }, FDK_ERROR_INVALID_ARGUMENT, "180"},
       {"host budget", [](fdk_config& c) { c.host_memory_budget = 1024; }, FDK_ERROR_BUDGET, "budget"},
       {"slab too thick", [](fdk_config& c) { c.host_memory_budget = 30000; c.slab_thickness = 16; }, FDK_ERROR_BUDGET, "budget"},
@@ -191,6 +196,37 @@ TEST(Misuse, BadConfigurationsAreRejectedWithTheirField) {
     expect_message(nullptr, c.status, c.needle);
     fdk_destroy(ctx);
   }
+}
+
+// A caller compiled against 0.1 passes its smaller structs: fdk_create
+// reads only what its fdk_config holds (the appended fields take their
+// defaults) and fdk_get_plan_info writes only what its fdk_plan_info holds.
+TEST(Misuse, CallersOfTheFirstLayoutStillWork) {
+  const SmallScan scan(16, 8, 16);
+  const size_t config01 = offsetof(fdk_config, outside_fov), plan01 = offsetof(fdk_plan_info, outside_fov);
+  // The old struct, followed by bytes that are no valid outside_fov.
+  std::vector<unsigned char> buffer(sizeof(fdk_config) + 64, 0xAB);
+  std::memcpy(buffer.data(), &scan.config, config01);
+  reinterpret_cast<fdk_config*>(buffer.data())->struct_size = static_cast<uint32_t>(config01);
+  fdk_context* ctx = nullptr;
+  ASSERT_EQ(fdk_create(reinterpret_cast<const fdk_config*>(buffer.data()), &ctx), FDK_OK) << fdk_last_create_error();
+  std::vector<unsigned char> out(sizeof(fdk_plan_info) + 64, 0xCD);
+  reinterpret_cast<fdk_plan_info*>(out.data())->struct_size = static_cast<uint32_t>(plan01);
+  EXPECT_EQ(fdk_get_plan_info(ctx, reinterpret_cast<fdk_plan_info*>(out.data())), FDK_OK) << fdk_last_error(ctx);
+  EXPECT_EQ(reinterpret_cast<fdk_plan_info*>(out.data())->struct_size, plan01);
+  EXPECT_GE(reinterpret_cast<fdk_plan_info*>(out.data())->num_slabs, 1);
+  for (size_t i = plan01; i < out.size(); ++i) ASSERT_EQ(out[i], 0xCD) << "byte " << i << " written";
+  fdk_plan_info full{};
+  full.struct_size = sizeof full;
+  ASSERT_EQ(fdk_get_plan_info(ctx, &full), FDK_OK);
+  EXPECT_EQ(full.outside_fov, FDK_OUTSIDE_FOV_BACKPROJECT);
+  fdk_destroy(ctx);
+  // Any other size is still refused.
+  fdk_plan_info odd{};
+  odd.struct_size = static_cast<uint32_t>(plan01 + 4);
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
+  EXPECT_EQ(fdk_get_plan_info(ctx, &odd), FDK_ERROR_STRUCT_SIZE);
+  fdk_destroy(ctx);
 }
 
 // Where CUDA cannot be had (no toolkit in the build, no device, no cuFFT),

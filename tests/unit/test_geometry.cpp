@@ -234,10 +234,10 @@ TEST(Geometry, TheAxisRayAndTheFanAngleFollowTheSourceNotThePrincipalPoint) {
   }
 }
 
-TEST(Weights, HalfFanFollowsRtksTenPercentRule) {
-  // 200 pixels of 1.5 mm (300 mm, 200 mm at the isocentre): the detector
-  // counts as displaced once its edges' distances from the axis differ by
-  // 10 % of that width, i.e. a shift of 5 %.
+TEST(Weights, HalfFanFollowsRtkfdksRule) {
+  // 200 pixels of 1.5 mm (300 mm, 200 mm at the isocentre): displaced once
+  // the edge rays' distances from the axis differ by 10 % of their mean,
+  // i.e. a shift of about 2.5 % of the width.
   const fdk_detector centred = panel(200, 1.5, -0.5 * 199 * 1.5);
   const auto shifted = [&](double fraction) {
     fdk_detector d = centred;
@@ -246,12 +246,16 @@ TEST(Weights, HalfFanFollowsRtksTenPercentRule) {
   };
   const auto views = full_turn(0, 0);
   EXPECT_FALSE(fdk::plan_redundancy(views, centred, FDK_AUTO, FDK_AUTO).offset_detector);
-  EXPECT_FALSE(fdk::plan_redundancy(views, shifted(0.045), FDK_AUTO, FDK_AUTO).offset_detector);
-  const auto plan = fdk::plan_redundancy(views, shifted(0.055), FDK_AUTO, FDK_AUTO);
+  EXPECT_FALSE(fdk::plan_redundancy(views, shifted(0.022), FDK_AUTO, FDK_AUTO).offset_detector);
+  const fdk_detector d = shifted(0.028);
+  const auto plan = fdk::plan_redundancy(views, d, FDK_AUTO, FDK_AUTO);
   EXPECT_TRUE(plan.offset_detector);
   EXPECT_EQ(plan.long_side, 1);
-  EXPECT_NEAR(plan.superior, (0.5 * 199 * 1.5 + 0.055 * 300) / 1.5, 1e-9);
-  EXPECT_NEAR(plan.inferior, (-0.5 * 199 * 1.5 + 0.055 * 300) / 1.5, 1e-9);
+  // The edge rays' distances from the axis: sid * sin(atan(u / sdd)).
+  const double first = d.origin[0], last = d.origin[0] + 199 * 1.5;
+  EXPECT_NEAR(plan.superior, 1000 * std::sin(std::atan(last / 1500)), 1e-9);
+  EXPECT_NEAR(plan.inferior, 1000 * std::sin(std::atan(first / 1500)), 1e-9);
+  EXPECT_GE(200 * (plan.superior + plan.inferior), 10 * (plan.superior - plan.inferior));
   EXPECT_NEAR(plan.overlap, -plan.inferior, 1e-12);
   // A small source offset moves the principal point, not the detector's
   // extent about the axis ray: a centred full scan stays full-fan (the old
@@ -262,6 +266,7 @@ TEST(Weights, HalfFanFollowsRtksTenPercentRule) {
   off.origin[0] = 10;
   EXPECT_THROW(fdk::plan_redundancy(views, off, FDK_AUTO, FDK_ON), fdk::Error);
   EXPECT_FALSE(fdk::plan_redundancy(views, off, FDK_AUTO, FDK_OFF).offset_detector);
+  EXPECT_FALSE(fdk::plan_redundancy(views, off, FDK_AUTO, FDK_AUTO).offset_detector);  // said in the plan
 }
 
 TEST(Weights, HalfFanWeightsOfConjugateRaysAddUpToTwoAboutTheAxisRay) {
@@ -276,20 +281,23 @@ TEST(Weights, HalfFanWeightsOfConjugateRaysAddUpToTwoAboutTheAxisRay) {
     const fdk_detector wide = fdk::filtered_detector(plan, views, det, &offset);
     EXPECT_GT(offset, 0);
     const fdk::ViewGeometry& g = views[17];
+    fdk::RedundancyPlan none = plan;
+    none.offset_detector = false;
     const auto redundancy = [&](double u) {  // a one-column detector at u
       fdk_detector one = wide;
       one.size[0] = 1;
       one.origin[0] = u;
-      double w = 0, u2 = 0;
+      double w = 0, plain = 0, u2 = 0;
       fdk::column_weights(plan, g, one, &w, &u2);
-      return w / (g.sdd * g.sdd / g.sid);
+      fdk::column_weights(none, g, one, &plain, &u2);  // the FDK weights alone
+      return w / plain;
     };
     double seen_low = 2, seen_high = 0;
     for (double gamma = -0.05; gamma <= 0.05; gamma += 0.0025) {
       const double ua = g.detector_u(g.source_radius() * std::tan(gamma));
       const double ub = g.detector_u(g.source_radius() * std::tan(-gamma));
       const double a = redundancy(ua), b = redundancy(ub);
-      EXPECT_NEAR(a + b, 2.0, 1e-12) << "sox " << sox << " gamma " << gamma;
+      EXPECT_NEAR(a + b, 2.0, 1e-9) << "sox " << sox << " gamma " << gamma;
       seen_low = std::min(seen_low, a);
       seen_high = std::max(seen_high, a);
     }

@@ -76,6 +76,7 @@ struct Options {
   bool gpus_given = false;
   bool baseline = true;  // with gpus > 1, also run on one GPU
   bool page_locked = false;  // the slab buffer from fdk_alloc_host
+  int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;  // the library's default
   std::string json;
   std::string commit;
   std::string command_line;
@@ -106,7 +107,7 @@ void print_help() {
       "                 [--budget-host BYTES] [--budget-gpu BYTES] [--threads N]\n"
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
       "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
-      "                 [--page-locked]\n"
+      "                 [--page-locked] [--outside-fov backproject|zero]\n"
       "                 [--json FILE] [--commit TEXT]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
@@ -130,6 +131,8 @@ void print_help() {
       "--page-locked reads the slabs into a buffer from fdk_alloc_host (page-locked\n"
       "when a GPU is usable: slabs come by DMA, without the library's bounce buffers);\n"
       "by default into ordinary memory.\n"
+      "--outside-fov zero leaves the voxels outside the field of view at 0, not\n"
+      "computed (default: backprojected, as rtkfdk; GUPS counts every voxel).\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");
@@ -231,6 +234,11 @@ Options parse_options(int argc, char** argv) {
       o.baseline = false;
     } else if (arg == "--page-locked") {
       o.page_locked = true;
+    } else if (arg == "--outside-fov") {
+      const std::string v = next("--outside-fov");
+      if (v == "backproject") o.outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;
+      else if (v == "zero") o.outside_fov = FDK_OUTSIDE_FOV_ZERO;
+      else usage_error("bad --outside-fov '" + v + "'");
     } else if (arg == "--slab-thickness") {
       o.slab_thickness = parse_int(next("--slab-thickness"), "--slab-thickness", 0);
     } else if (arg == "--pool") {
@@ -546,6 +554,7 @@ fdk_config make_config(const Options& o, int gpus) {
     for (int d = 0; d < gpus; ++d) config.devices[d] = d;
   }
   config.precision = o.precision;
+  config.outside_fov = o.outside_fov;
   config.host_memory_budget = o.budget_host;
   config.gpu_memory_budget = o.budget_gpu;
   config.num_threads = o.threads;
@@ -1075,7 +1084,9 @@ int main(int argc, char** argv) {
                 devices.ordinal.size() == 1 ? "ordinal" : "ordinals",
                 ordinals.empty() ? "unknown" : ordinals.c_str());
   }
-  std::printf("\n");
+  std::printf(", outside the field of view %s (%llu voxels)\n",
+              outcome.plan.outside_fov == FDK_OUTSIDE_FOV_ZERO ? "zero" : "backprojected",
+              static_cast<unsigned long long>(outcome.plan.voxels_outside_fov));
   std::printf("plan            %d slab%s of %d planes (y), host budget %s, gpu budget %s\n",
               outcome.slab_count, outcome.slab_count == 1 ? "" : "s", outcome.plan.slab_thickness,
               human_bytes(static_cast<double>(outcome.plan.host_memory_budget)).c_str(),
@@ -1230,6 +1241,9 @@ int main(int argc, char** argv) {
     j << "  \"slab_thickness\": " << outcome.plan.slab_thickness << ",\n";
     j << "  \"short_scan\": " << outcome.plan.short_scan << ",\n";
     j << "  \"offset_detector\": " << outcome.plan.offset_detector << ",\n";
+    j << "  \"outside_fov\": \"" << (outcome.plan.outside_fov == FDK_OUTSIDE_FOV_ZERO ? "zero" : "backproject")
+      << "\",\n";
+    j << "  \"voxels_outside_fov\": " << outcome.plan.voxels_outside_fov << ",\n";
     j << "  \"distinct_projections\": " << pool << ",\n";
     j << "  \"projection_bytes\": " << json_number(bytes_per_view * pool) << ",\n";
     j << "  \"generation_s\": " << json_number(generation_s) << ",\n";

@@ -84,7 +84,8 @@ Geometry (RTK conventions; lengths in mm, angles in degrees):
                          twice: an XML for the views plus an INI for the
                          detector and volume. Flags below override the INI.
   --sid MM --sdd MM      source-to-isocentre and source-to-detector distances
-  --pixel-size U[,V]     pixel pitch of the raw frames (required)
+  --pixel-size U[,V]     pixel pitch of the raw frames (default: the TIFF
+                         resolution tags of the first projection)
   --views N              number of views (default: the number of images)
   --start-angle DEG      gantry angle of the first view (default 0)
   --arc DEG              angle covered, step = arc/views (default 360)
@@ -111,9 +112,9 @@ Reconstruction:
   --short-scan auto|on|off  (auto: when the views leave a gap of more than
                          twice their median step)
   --offset-detector auto|on|off  half-fan weights about the ray through the
-                         rotation axis (auto: RTK's rule, when the detector's
-                         edges at the isocentre lie at distances from the axis
-                         that differ by more than 10 % of its width)
+                         rotation axis (auto: rtkfdk's rule, when the rays
+                         through the detector's edges pass at distances from
+                         the axis that differ by 10 % of their mean or more)
   --outside-fov backproject|zero  voxels the views do not all see: the partial
                          sum, as RTK's rtkfdk (default), or 0
   --padding F            truncation padding, fraction of the width (default 0)
@@ -587,11 +588,6 @@ int run(const Options& o) {
     usage_error("the RTK geometry file gives every view's geometry: do not also give sid, sdd, "
                 "angles or offsets (flags or INI)");
   }
-  if (!desc.pixel_size) {
-    usage_error("the detector pixel size is not given (--pixel-size, or detector.pixel_size "
-                "in an INI description)");
-  }
-
   // ---- projections ---------------------------------------------------------------
   const ad::ProjectionFolder folder(o.projections, o.folder);
   const int count = folder.count();
@@ -616,6 +612,19 @@ int run(const Options& o) {
   }
 
   // ---- detector, views, volume --------------------------------------------------------
+  if (!desc.pixel_size) {
+    const auto tagged = folder.raw_pixel_size_mm();
+    if (!(tagged[0] > 0 && tagged[1] > 0)) {
+      throw Failure{kExitUsage,
+                    "the detector pixel size is not given: no --pixel-size, no detector.pixel_size in an INI "
+                    "description, and '" + folder.describe(0) +
+                        "' has no resolution tags (ResolutionUnit centimetre or inch with XResolution and "
+                        "YResolution)"};
+    }
+    desc.pixel_size = tagged;
+    say("pixel size: " + fmt("%.6g", tagged[0]) + " x " + fmt("%.6g", tagged[1]) +
+        " mm, from the TIFF resolution tags");
+  }
   fdk_detector raw_detector = ad::centred_detector(folder.raw_width(), folder.raw_height(),
                                                    (*desc.pixel_size)[0], (*desc.pixel_size)[1]);
   if (desc.detector_origin) {
@@ -728,11 +737,11 @@ int run(const Options& o) {
       (plan.backend == FDK_BACKEND_CUDA ? "CUDA" : "CPU") + " backend, " +
       std::to_string(plan.num_slabs) + " slab" + (plan.num_slabs == 1 ? "" : "s") + " of " +
       std::to_string(plan.slab_thickness) + " planes" + (plan.short_scan ? ", short scan" : ""));
-  say("half fan: " + std::string(plan.offset_detector ? "on" : "off") + " (the detector reaches " +
+  say("half fan: " + std::string(plan.offset_detector ? "on" : "off") + " (the rays through the detector's edges pass " +
       fmt("%.4g", -plan.half_fan_inferior) + " mm and " + fmt("%.4g", plan.half_fan_superior) +
-      " mm from the rotation axis at the isocentre: " +
-      (std::abs(plan.half_fan_inferior + plan.half_fan_superior) >=
-               0.1 * std::abs(plan.half_fan_superior - plan.half_fan_inferior)
+      " mm from the rotation axis: " +
+      (200 * std::abs(plan.half_fan_inferior + plan.half_fan_superior) >=
+               10 * std::abs(plan.half_fan_superior - plan.half_fan_inferior)
            ? "displaced"
            : "centred") +
       (o.offset_detector == FDK_AUTO ? "" : ", forced by --offset-detector") + ")");

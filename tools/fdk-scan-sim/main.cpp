@@ -273,9 +273,13 @@ void write_frames(const fdk_sim::Scanner& scanner, const Options& o, const std::
   const int threads = thread_count(o);
   const int batch = std::max(1, 4 * threads);
   const bool as_float = o.float_samples || o.line_integrals;
+  // The pixel pitch in the resolution tags, as a scanner writes it (so an
+  // RTK XML geometry is all fdk-convert needs besides the folder).
+  ad::TiffWriteOptions tags;
+  tags.pixel_size_x_mm = tags.pixel_size_y_mm = o.model.pixel;
   std::unique_ptr<ad::TiffWriter> multi;
   if (o.multipage) {
-    multi = std::make_unique<ad::TiffWriter>(ad::join_path(folder, stem + ".tif"), ad::TiffWriteOptions{});
+    multi = std::make_unique<ad::TiffWriter>(ad::join_path(folder, stem + ".tif"), tags);
   }
   int digits = 4;
   for (int c = count - 1; c >= 10000; c /= 10) ++digits;
@@ -307,7 +311,7 @@ void write_frames(const fdk_sim::Scanner& scanner, const Options& o, const std::
       } else {
         char name[64];
         std::snprintf(name, sizeof name, "%s_%0*d.tif", stem.c_str(), digits, i);
-        ad::TiffWriter one(ad::join_path(folder, name), ad::TiffWriteOptions{});
+        ad::TiffWriter one(ad::join_path(folder, name), tags);
         one.add_page(w, h, type, data);
         one.commit();
       }

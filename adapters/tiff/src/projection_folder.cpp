@@ -189,6 +189,9 @@ ProjectionFolder::~ProjectionFolder() = default;
 int ProjectionFolder::count() const { return static_cast<int>(impl_->index.size()); }
 int ProjectionFolder::raw_width() const { return impl_->info.width; }
 int ProjectionFolder::raw_height() const { return impl_->info.height; }
+std::array<double, 2> ProjectionFolder::raw_pixel_size_mm() const {
+  return {impl_->info.pixel_size_x_mm, impl_->info.pixel_size_y_mm};
+}
 int ProjectionFolder::width() const { return impl_->pre->out_width(); }
 int ProjectionFolder::height() const { return impl_->pre->out_height(); }
 SampleType ProjectionFolder::sample_type() const { return impl_->info.type; }

@@ -316,6 +316,18 @@ TiffPageInfo TiffReader::page_info(int page) {
     s.fail_page(page, "the image is " + std::to_string(w) + " x " + std::to_string(h) +
                           " pixels, more than the limit of " + std::to_string(s.max_pixels));
   }
+  TiffPageInfo resolution;
+  {
+    uint16_t unit = RESUNIT_NONE;
+    float xres = 0, yres = 0;
+    TIFFGetFieldDefaulted(t, TIFFTAG_RESOLUTIONUNIT, &unit);
+    const double mm = unit == RESUNIT_CENTIMETER ? 10.0 : unit == RESUNIT_INCH ? 25.4 : 0.0;
+    if (mm > 0 && TIFFGetField(t, TIFFTAG_XRESOLUTION, &xres) && TIFFGetField(t, TIFFTAG_YRESOLUTION, &yres) &&
+        std::isfinite(xres) && std::isfinite(yres) && xres > 0 && yres > 0) {
+      resolution.pixel_size_x_mm = mm / xres;
+      resolution.pixel_size_y_mm = mm / yres;
+    }
+  }
   uint16_t spp = 1, bits = 1, format = SAMPLEFORMAT_UINT, photometric = PHOTOMETRIC_MINISBLACK;
   TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &spp);
   TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
@@ -330,7 +342,7 @@ TiffPageInfo TiffReader::page_info(int page) {
     s.fail_page(page, "is a palette (colour-mapped) image; only greyscale images are supported",
                 ErrorKind::kUnsupported);
   }
-  TiffPageInfo info;
+  TiffPageInfo info = resolution;
   info.width = static_cast<int>(w);
   info.height = static_cast<int>(h);
   info.tiled = TIFFIsTiled(t) != 0;

@@ -357,9 +357,9 @@ namespace Fdk
         public double Cutoff { get; set; }
         /// <summary>Parker weights; Auto = when the views cover less than a full turn.</summary>
         public Switch ShortScan { get; set; }
-        /// <summary>Half-fan weights, centred on the ray through the rotation axis; Auto = RTK's
-        /// rule: when the detector's edges, taken to the isocentre, lie at distances from the
-        /// axis that differ by more than 10 % of that width (see PlanInfo.HalfFanInferior).</summary>
+        /// <summary>Half-fan weights, centred on the ray through the rotation axis; Auto = rtkfdk's
+        /// rule: when the rays through the detector's edges pass at distances from the axis
+        /// that differ by 10 % of their mean or more (see PlanInfo.HalfFanInferior).</summary>
         public Switch OffsetDetector { get; set; }
         /// <summary>Row extension on each side, as a fraction of the width, in [0, 1].</summary>
         public double TruncationPadding { get; set; }

@@ -94,8 +94,8 @@ namespace Fdk
         public OutsideFieldOfView OutsideFieldOfView { get; private set; }
         /// <summary>Voxels outside the field of view of the announced views.</summary>
         public long VoxelsOutsideFieldOfView { get; private set; }
-        /// <summary>The half-fan rule's figures: the detector's first and last pixel centres as
-        /// distances from the rotation axis at the isocentre (innermost over the views).</summary>
+        /// <summary>The half-fan rule's figures: the signed distances from the rotation axis of
+        /// the rays through the detector's first and last pixel centres (smallest over the views).</summary>
         public double HalfFanInferior { get; private set; }
         public double HalfFanSuperior { get; private set; }
 

@@ -219,16 +219,15 @@ typedef struct fdk_config {
   double cutoff;         /* fraction of Nyquist in (0, 1]; default 1 */
   int32_t short_scan;    /* fdk_switch: Parker weights; AUTO = when the views
                             cover less than a full turn */
-  int32_t offset_detector; /* fdk_switch: half-fan weights (Wang's, as RTK's
-                            DisplacedDetectorImageFilter), centred on the
-                            ray through the rotation axis. AUTO = RTK's
-                            rule: on when the detector's first and last
-                            pixel centres, taken to the isocentre (the
-                            innermost over the views), lie at distances from
-                            the axis that differ by more than 10 % of that
-                            width (fdk_plan_info.half_fan_*). With a short
-                            scan both weights apply (their product, as
-                            rtkfdk) */
+  int32_t offset_detector; /* fdk_switch: half-fan weights (Wang's, as
+                            rtkfdk applies them), centred on the ray
+                            through the rotation axis. AUTO = rtkfdk's
+                            rule: on when the rays through the detector's
+                            first and last pixel centres pass at distances
+                            from the axis (the smallest over the views)
+                            that differ by 10 % of their mean or more
+                            (fdk_plan_info.half_fan_*). With a short scan
+                            both weights apply (their product, as rtkfdk) */
   double truncation_padding; /* extend each row on both sides by this
                             fraction of its width with edge values fading
                             to zero (cosine taper); 0 = off; at most 1 */
@@ -443,11 +442,12 @@ typedef struct fdk_plan_info {
   uint64_t voxels_outside_fov; /* voxels outside the field of view of the
                                announced untilted views (zeroed only with
                                FDK_OUTSIDE_FOV_ZERO) */
-  /* The half-fan rule's figures: the detector's first and last pixel
-     centres as distances from the rotation axis at the isocentre, on a line
-     normal to the source-to-axis ray (the innermost over the views; length
-     units). The detector counts as displaced when |inferior + superior| >=
-     0.1 * (superior - inferior). */
+  /* The half-fan rule's figures: the signed distances from the rotation
+     axis of the rays through the detector's first (inferior, < 0 when the
+     axis ray is on the detector) and last pixel centres, the smallest in
+     size over the views (length units): the field of view's radius on each
+     side. The detector counts as displaced when 200 * |inferior +
+     superior| >= 10 * (superior - inferior). */
   double half_fan_inferior;
   double half_fan_superior;
 } fdk_plan_info;

@@ -17,6 +17,10 @@ struct ViewGeometry {
   double sid = 0, sdd = 0;
   double sox = 0, soy = 0, pox = 0, poy = 0;
   double angle = 0;  // gantry angle, radians in [0, 2pi): detector normal about y
+  // Azimuth of the source about y, radians in [0, 2pi), measured as the
+  // gantry angle (equal to it for a source on the central ray): the FDK
+  // integral's variable, so the angular weights follow it (as RTK's do).
+  double source_angle = 0;
 
   // The foot of the source's perpendicular on the detector, in detector
   // physical coordinates: where the cosine weight peaks. Not where the

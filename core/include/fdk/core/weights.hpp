@@ -23,17 +23,18 @@ struct RedundancyPlan {
   double scan_start = 0;  // radians: angle of the first view of the arc
   double scan_range = 0;  // radians covered from the first to the last view
   double delta = 0;       // Parker's half over-scan: (range - pi) / 2
-  // Half-fan (offset detector), RTK's DisplacedDetectorImageFilter: the
-  // detector's first and last pixel centres as untilted coordinates
-  // (ViewGeometry::untilted_u), the innermost over the views; the axis ray
-  // is 0 between them.
+  // Half-fan (offset detector), as rtkfdk (RTK's DisplacedDetectorFor-
+  // OffsetFieldOfViewImageFilter, for a field of view centred on the
+  // axis): the signed distances from the rotation axis of the rays through
+  // the detector's first and last pixel centres, the innermost over the
+  // views (the field of view's radius on each side; < 0 on the -u side).
   double inferior = 0, superior = 0;
-  // RTK's rule: the detector is displaced when its edges lie at distances
-  // from the axis that differ by more than 10 % of its projected width,
-  // |inferior + superior| >= 0.1 * (superior - inferior).
+  // rtkfdk's rule: the detector is displaced when the two radii differ by
+  // at least 10 % of their mean: 200 |superior + inferior| >= 10
+  // (superior - inferior).
   bool displaced = false;
   bool offset_detector = false;  // half-fan weights applied
-  double overlap = 0;     // theta: half-width of the doubly measured band (untilted)
+  double overlap = 0;     // the doubly measured band's half-width: the smaller radius
   int long_side = 1;      // +1: the detector reaches further towards +u
 };
 
@@ -63,10 +64,11 @@ fdk_detector filtered_detector(const RedundancyPlan& plan, const std::vector<Vie
 std::array<double, 2> used_columns(const RedundancyPlan& plan, const ViewGeometry& view,
                                    const fdk_detector& input, int column_offset);
 
-// Per filtered column i: weight[i] = SDD * (SDD / SID) * redundancy(u_i) and
-// u2[i] = u_i^2 (u about the principal point), so that a pixel's weight is
-// weight[i] / sqrt(SDD^2 + v^2 + u2[i]). The redundancy weights take the
-// fan angle from the axis ray. Shared by the CPU and GPU filters.
+// Per filtered column i: weight[i] = SDD * (SDD / SID) * redundancy(u_i) *
+// RTK's source-offset terms, and u2[i] = u_i^2 (u about the principal
+// point), so that a pixel's weight is weight[i] / sqrt(SDD^2 + v^2 + u2[i]).
+// The redundancy weights take the fan angle from the axis ray. Shared by
+// the CPU and GPU filters.
 void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
                     double* weight, double* u2);
 
@@ -77,9 +79,9 @@ void weight_projection(const RedundancyPlan& plan, const ViewGeometry& view, con
                        const float* in, size_t pitch_bytes, const fdk_detector& out_det, int column_offset,
                        float* out, int row_begin, int row_end);
 
-// a_v for every view: half its angular gap among the views that arrived
-// (`arrived[v]` != 0), 0 for the others. In a short scan the arc's two ends
-// use their inner gap.
+// a_v for every view: half its angular gap (of source angles, as RTK) among
+// the views that arrived (`arrived[v]` != 0), 0 for the others. In a short
+// scan the arc's two ends use their inner gap.
 std::vector<double> angular_weights(const std::vector<ViewGeometry>& views,
                                     const std::vector<unsigned char>& arrived, bool short_scan);
 

@@ -20,6 +20,7 @@
 #ifndef FDK_ADAPTERS_PROJECTION_FOLDER_HPP
 #define FDK_ADAPTERS_PROJECTION_FOLDER_HPP
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,9 @@ class ProjectionFolder {
   int width() const;                 // after crop and binning
   int height() const;
   SampleType sample_type() const;
+  // The raw frames' pixel pitch from the first projection's resolution tags,
+  // in millimetres ({0, 0} when it has none).
+  std::array<double, 2> raw_pixel_size_mm() const;
   bool raw() const;                  // frames are intensities (-log applied)
   int dark_frames() const;           // frames averaged (0 = none)
   int flat_frames() const;

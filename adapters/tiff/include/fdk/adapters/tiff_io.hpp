@@ -36,6 +36,9 @@ struct TiffPageInfo {
   int width = 0, height = 0;
   SampleType type = SampleType::kUInt16;
   bool tiled = false;
+  // The pixel pitch from the resolution tags (ResolutionUnit centimetre or
+  // inch), in millimetres; 0 when the page does not say.
+  double pixel_size_x_mm = 0.0, pixel_size_y_mm = 0.0;
 };
 
 // Pages larger than this many pixels are refused (2^28: 16384 x 16384).

@@ -1,0 +1,28 @@
+// The geometry matrix: one case per kind of real scanner geometry, each a
+// list of RTK views on one detector. Every case reconstructs the same
+// 128^3 grid of 1.6 mm around the same Shepp-Logan phantom.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fdk/fdk.h"
+
+namespace agreement {
+
+struct Case {
+  std::string name;
+  std::string what;            // one line for the table
+  fdk_detector detector{};
+  std::vector<fdk_view> views;
+  bool matrices = false;       // reconstructed from 3x4 matrices (FDK_SCAN_MATRICES)
+};
+
+constexpr int kN = 128;
+constexpr double kVoxel = 1.6;
+constexpr double kPhantomScale = 90.0;
+
+std::vector<Case> all_cases();
+fdk_volume case_volume();
+
+}  // namespace agreement
