@@ -98,7 +98,8 @@ if [ $run_agreement -eq 1 ]; then
   reference=gpu-prebuilt/agreement-reference.json
   if [ -f "$reference" ]; then
     python3 scripts/rtk_agreement.py --tool "$agreement_tool" --work /tmp/fdk-agreement --backends cpu,cuda \
-      --reference "$reference" --markdown "$out/agreement.md" >"$out/agreement.log" 2>&1
+      --reference "$reference" --reference-volumes gpu-prebuilt/agreement-rtk \
+      --markdown "$out/agreement.md" >"$out/agreement.log" 2>&1
     grep -E "^\|" "$out/agreement.log"
     summary+=("agreement with rtkfdk: $(tail -1 "$out/agreement.log")")
   else

@@ -21,11 +21,14 @@ if [ ! -x "$venv/bin/rtkfdk" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet itk-rtk==2.7.0
 fi
-if [ ! -x build/tools/fdk-agreement/fdk-agreement ]; then
+if [ ! -f build/CMakeCache.txt ]; then
+  # Configured as scripts/test.sh configures it, so that either reuses the other's build.
   bash scripts/install-deps.sh
   cuda_args=(-DFDK_WITH_CUDA=OFF)
-  if [ -x /usr/local/cuda/bin/nvcc ]; then cuda_args=(-DFDK_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc); fi
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" >/dev/null
+  nvcc_path="$(command -v nvcc || true)"
+  if [ -z "$nvcc_path" ] && [ -x /usr/local/cuda/bin/nvcc ]; then nvcc_path=/usr/local/cuda/bin/nvcc; fi
+  if [ -n "$nvcc_path" ]; then cuda_args=(-DFDK_WITH_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc_path"); fi
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFDK_WERROR=ON "${cuda_args[@]}" >/dev/null
 fi
 cmake --build build --target fdk-agreement >/dev/null
 backends="${FDK_AGREEMENT_BACKENDS:-cpu}"

@@ -103,6 +103,9 @@ def main():
     ap.add_argument("--rtkfdk", help="rtkfdk to run (else --reference)")
     ap.add_argument("--reference", help="JSON of rtkfdk figures from a run with --rtkfdk (read)")
     ap.add_argument("--save-reference", help="write the rtkfdk figures as JSON (merged into an existing file)")
+    ap.add_argument("--reference-volumes",
+                    help="a folder of rtkfdk volumes (CASE.raw, fdk's layout) measured elsewhere: where one is "
+                         "there, rows show the distance itself rather than a bound")
     ap.add_argument("--markdown", help="also write the table as Markdown")
     ap.add_argument("--keep-rtk", action="store_true",
                     help="reuse an rtkfdk volume already in the work folder (same cases, same projections)")
@@ -135,12 +138,17 @@ def main():
                      "--dimension", str(N), "--spacing", str(VOXEL), "--origin", str(-0.5 * (N - 1) * VOXEL)], cwd=d)
             rtk = np.transpose(read_mha(os.path.join(d, "rtk.mha")), (1, 0, 2))  # z,y,x -> y,z,x
             rtk_seconds = time.time() - t
+            np.ascontiguousarray(rtk).tofile(os.path.join(d, "rtk.raw"))  # for --reference-volumes
+        elif a.reference_volumes and os.path.exists(os.path.join(a.reference_volumes, case + ".raw")):
+            rtk = read_raw(os.path.join(a.reference_volumes, case + ".raw"))
         cpu_path = os.path.join(d, "fdk-cpu.raw")
         cpu = read_raw(cpu_path) if os.path.exists(cpu_path) else None
+        # The field of view is the library's, one mask for both backends:
+        # read off the CPU's pair of volumes where there is one.
+        first = "cpu" if "cpu" in backends else backends[0]
+        fov = read_raw(os.path.join(d, f"fdk-{first}.raw")) == read_raw(os.path.join(d, f"fdk-{first}-zero.raw"))
         for b in backends:
             fdk = read_raw(os.path.join(d, f"fdk-{b}.raw"))
-            zero = read_raw(os.path.join(d, f"fdk-{b}-zero.raw"))
-            fov = fdk == zero
             row = {"case": case, "what": what[case], "backend": b, "fov": float(fov.mean()),
                    "rmse_fdk": rmse(fdk, phantom, centre)}
             if rtk is not None:
@@ -148,7 +156,7 @@ def main():
                 row["rel_all"] = norm(fdk - rtk) / norm(rtk)
                 row["rmse_rtk"] = rmse(rtk, phantom, centre)
                 row["bound"] = False
-                if b == "cpu":
+                if b == "cpu" and a.rtkfdk:
                     saved[case] = {"hash": sha(cpu_path), "d_fov": norm(fdk - rtk, fov), "n_fov": norm(rtk, fov),
                                    "d_all": norm(fdk - rtk), "n_all": norm(rtk), "rmse_rtk": row["rmse_rtk"],
                                    "fov_hash": hashlib.sha256(np.packbits(fov).tobytes()).hexdigest()[:16],

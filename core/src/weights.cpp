@@ -82,6 +82,23 @@ double offset_weight(const RedundancyPlan& p, double untilted, double radius) {
   return 1 + std::sin(kPi / 2 * x / p.overlap);
 }
 
+// The signed distance from the rotation axis of the ray from the source
+// through detector point (u, v), both taken to the plane normal to the
+// axis (world x and z): > 0 towards +u. Tilted views included, as RTK's
+// field of view takes them (its rays through the detector's corners).
+double corner_ray_distance(const ViewGeometry& g, double u, double v) {
+  const double* r = g.rot.data();
+  const auto world = [&](double x, double y, double z, double* out) {  // rot^T (x, y, z), x and z only
+    out[0] = r[0] * x + r[3] * y + r[6] * z;
+    out[1] = r[2] * x + r[5] * y + r[8] * z;
+  };
+  double s[2], c[2];
+  world(g.sox, g.soy, g.sid, s);
+  world(u + g.pox, v + g.poy, g.sid - g.sdd, c);
+  const double dx = c[0] - s[0], dz = c[1] - s[1];
+  return (s[1] * dx - s[0] * dz) / std::hypot(dx, dz);
+}
+
 // Where RTK puts a detector's columns: pixel centres.
 double first_centre(const fdk_detector& d) { return d.origin[0]; }
 double last_centre(const fdk_detector& d) { return d.origin[0] + (d.size[0] - 1) * d.spacing[0]; }
@@ -109,15 +126,17 @@ RedundancyPlan plan_redundancy(const std::vector<ViewGeometry>& nominal, const f
   }
 
   // The field of view's radius on each side of the axis ray: the distance
-  // from the axis of the ray through the first and the last pixel centre,
-  // the smallest over the views (what every view measures on that side).
+  // from the axis of the rays through the first and the last column's
+  // corner pixels (centres), the smallest over the views (what every view
+  // measures on that side).
   plan.inferior = -std::numeric_limits<double>::infinity();
   plan.superior = std::numeric_limits<double>::infinity();
-  for (const ViewGeometry& g : nominal) {
-    const double r = g.source_radius();
-    plan.inferior = std::max(plan.inferior, ray_distance(g.untilted_u(first_centre(det)), r));
-    plan.superior = std::min(plan.superior, ray_distance(g.untilted_u(last_centre(det)), r));
-  }
+  const double v_rows[2] = {det.origin[1], det.origin[1] + (det.size[1] - 1) * det.spacing[1]};
+  for (const ViewGeometry& g : nominal)
+    for (double v : v_rows) {
+      plan.inferior = std::max(plan.inferior, corner_ray_distance(g, first_centre(det), v));
+      plan.superior = std::min(plan.superior, corner_ray_distance(g, last_centre(det), v));
+    }
   // rtkfdk's rule: displaced when the two radii differ by 10 % of their
   // mean or more.
   plan.displaced = 200 * std::abs(plan.superior + plan.inferior) >= 10 * std::abs(plan.superior - plan.inferior);
