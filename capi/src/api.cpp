@@ -135,8 +135,16 @@ void fdk_destroy(fdk_context* ctx) {
 
 const char* fdk_last_error(const fdk_context* ctx) {
   if (!ctx) return "";
-  std::lock_guard<std::mutex> lock(ctx->error_mutex);
-  return ctx->last_error.c_str();
+  // The handle's message may be replaced by another thread's failing call
+  // at any time: the caller reads a copy of its own, taken under the lock.
+  thread_local std::string copy;
+  try {
+    std::lock_guard<std::mutex> lock(ctx->error_mutex);
+    copy = ctx->last_error;
+  } catch (...) {
+    copy.clear();  // out of memory: no message, the status still says it
+  }
+  return copy.c_str();
 }
 
 const char* fdk_last_create_error(void) { return fdk::capi::thread_error(); }

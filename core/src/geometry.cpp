@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "fdk/core/error.hpp"
@@ -48,6 +49,19 @@ void require_finite(double v, const char* what) {
   if (!std::isfinite(v)) fail(FDK_ERROR_INVALID_ARGUMENT, std::string(what) + " is not finite");
 }
 
+// Angles beyond a million degrees lose the step between views to rounding
+// (1e300 + 1 == 1e300: every view at one angle); no scanner turns so far.
+constexpr double kMaxAngleDeg = 1e6;
+
+void require_angle(double deg, const char* what) {
+  require_finite(deg, what);
+  if (std::abs(deg) > kMaxAngleDeg) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", deg);
+    fail(FDK_ERROR_INVALID_ARGUMENT, std::string(what) + " is " + text + " degrees: it must lie within [-1e6, 1e6]");
+  }
+}
+
 double dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 // The source in world coordinates is rot^T (sox, soy, sid); its azimuth
@@ -62,15 +76,15 @@ double source_angle_of(const ViewGeometry& g) {
 }  // namespace
 
 ViewGeometry view_from_parameters(const fdk_view& v) {
-  require_finite(v.gantry_angle_deg, "gantry angle");
+  require_angle(v.gantry_angle_deg, "gantry angle");
   require_finite(v.sid, "SID");
   require_finite(v.sdd, "SDD");
   require_finite(v.source_offset_x, "source offset x");
   require_finite(v.source_offset_y, "source offset y");
   require_finite(v.projection_offset_x, "projection offset x");
   require_finite(v.projection_offset_y, "projection offset y");
-  require_finite(v.in_plane_angle_deg, "in-plane angle");
-  require_finite(v.out_of_plane_angle_deg, "out-of-plane angle");
+  require_angle(v.in_plane_angle_deg, "in-plane angle");
+  require_angle(v.out_of_plane_angle_deg, "out-of-plane angle");
   if (!(v.sid > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, "SID must be > 0 (cone beam)");
   if (!(v.sdd > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, "SDD must be > 0 (cone beam)");
   const double d2r = kPi / 180.0;
@@ -192,7 +206,7 @@ std::vector<ViewGeometry> scan_views(const fdk_scan& scan) {
   views.reserve(static_cast<size_t>(scan.num_views));
   switch (scan.kind) {
     case FDK_SCAN_UNIFORM: {
-      require_finite(scan.first_angle_deg, "scan.first_angle_deg");
+      require_angle(scan.first_angle_deg, "scan.first_angle_deg");
       require_finite(scan.arc_deg, "scan.arc_deg");
       if (scan.arc_deg == 0 || std::abs(scan.arc_deg) > 360)
         fail(FDK_ERROR_INVALID_ARGUMENT, "scan.arc_deg must be non-zero and at most 360 in size");

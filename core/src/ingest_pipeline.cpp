@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "fdk/core/error.hpp"
 #include "fdk/core/thread_pool.hpp"
@@ -54,15 +56,25 @@ constexpr int kMaxStoreWorkers = 12;
 // Tasks the push's copy into staging is split into, at most.
 constexpr int kMaxCopyTasks = 32;
 
-// True when no value is NaN or infinite, i.e. no exponent has every bit
-// set: integer arithmetic the compiler vectorises (a loop of std::isfinite
-// it did not, and the check took longer than the copy).
-bool all_finite(const float* p, int n) {
+// The largest pixel magnitude accepted. A line integral is a few tens at
+// most in any length unit; values near FLT_MAX (still finite) overflowed in
+// the filter's sums and came out as a NaN volume with FDK_OK.
+constexpr float kMaxPixelMagnitude = 1e20f;
+
+bool acceptable(float x) { return std::abs(x) <= kMaxPixelMagnitude; }  // false for NaN and Inf too
+
+// True when every value is acceptable: on the magnitude's bits (NaN and
+// infinities compare above every finite float), integer arithmetic the
+// compiler vectorises (a loop of std::isfinite it did not, and the check
+// took longer than the copy).
+bool all_acceptable(const float* p, int n) {
+  uint32_t limit;
+  std::memcpy(&limit, &kMaxPixelMagnitude, sizeof limit);
   uint32_t bad = 0;
   for (int i = 0; i < n; ++i) {
     uint32_t bits;
     std::memcpy(&bits, p + i, sizeof bits);
-    bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    bad |= static_cast<uint32_t>((bits & 0x7fffffffu) > limit);
   }
   return bad == 0;
 }
@@ -172,9 +184,9 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
       float* dst = raw + static_cast<size_t>(j) * nu;
       std::memcpy(dst, reinterpret_cast<const char*>(pixels) + static_cast<size_t>(j) * pitch_bytes,
                   sizeof(float) * static_cast<size_t>(nu));
-      if (!all_finite(dst, nu)) {
+      if (!all_acceptable(dst, nu)) {
         for (int i = 0; i < nu; ++i)
-          if (!std::isfinite(dst[i])) {
+          if (!acceptable(dst[i])) {
             first_bad[static_cast<size_t>(c)] = static_cast<int64_t>(j) * nu + i;
             return;
           }
@@ -183,13 +195,19 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   });
   for (int64_t bad : first_bad)
     if (bad >= 0) {
+      const float value = raw[bad];
       {
         std::lock_guard<std::mutex> lock(mutex_);
         free_.push_back(index);
         changed_.notify_all();
       }
-      fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(view) + " has a non-finite pixel at column " +
-                                           std::to_string(bad % nu) + ", row " + std::to_string(bad / nu));
+      const std::string where = " at column " + std::to_string(bad % nu) + ", row " + std::to_string(bad / nu);
+      if (!std::isfinite(value))
+        fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(view) + " has a non-finite pixel" + where);
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
+      fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(view) + " has a pixel of " + text + where +
+                                           ": line integrals must lie within [-1e20, 1e20]");
     }
 
   model_.views[static_cast<size_t>(view)] = geometry;

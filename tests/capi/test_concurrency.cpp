@@ -411,6 +411,43 @@ struct SlowSlabs {
 // over all of them, which requests them from the background thread: the
 // polls never wait for the reads' computations, and the volume is the one a
 // single thread reads.
+// fdk_last_error from four threads while a fifth makes calls fail with
+// messages of other lengths: each reader's string stays whole (it used to
+// be the handle's own, freed under the reader by the next failure: a heap
+// use-after-free under the address sanitizer, a race under the thread one).
+TEST(Concurrency, LastErrorIsReadWhileOtherThreadsFail) {
+  const SmallScan scan(16, 8, 16);
+  fdk_context* ctx = nullptr;
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK) << fdk_last_create_error();
+  std::atomic<bool> stop{false};
+  std::thread failing([&] {
+    for (int i = 0; i < 4000; ++i) {
+      fdk_slab_info info{};
+      info.struct_size = sizeof info;
+      if (i % 2) {
+        (void)fdk_get_slab_info(ctx, 100000 + i, &info);  // OUT_OF_RANGE, a long message
+      } else {
+        (void)fdk_slab_count(ctx, nullptr);  // INVALID_ARGUMENT, a short one
+      }
+    }
+    stop.store(true);
+  });
+  std::vector<std::thread> readers;
+  std::atomic<int> bad{0};
+  for (int r = 0; r < 4; ++r)
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        const char* m = fdk_last_error(ctx);
+        const std::string copy(m);  // reads every byte
+        if (!copy.empty() && copy.rfind("FDK_ERROR_", 0) != 0) bad.fetch_add(1);
+      }
+    });
+  within("the failing calls", [&] { failing.join(); return 0; });
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  fdk_destroy(ctx);
+}
+
 TEST(Concurrency, SlabReadyPolledWhileAnotherThreadReads) {
   const SlowSlabs slow(16);
   ASSERT_GT(slow.slab_time.count(), 0);

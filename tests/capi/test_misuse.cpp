@@ -178,6 +178,10 @@ TEST(Misuse, BadConfigurationsAreRejectedWithTheirField) {
       {"views NULL", [](fdk_config& c) { c.scan.kind = FDK_SCAN_VIEWS; }, FDK_ERROR_INVALID_ARGUMENT, "scan.views"},
       {"matrices NULL", [](fdk_config& c) { c.scan.kind = FDK_SCAN_MATRICES; }, FDK_ERROR_INVALID_ARGUMENT, "scan.matrices"},
       {"scan kind", [](fdk_config& c) { c.scan.kind = 9; }, FDK_ERROR_INVALID_ARGUMENT, "scan.kind"},
+      {"first angle 1e300", [](fdk_config& c) { c.scan.first_angle_deg = 1e300; }, FDK_ERROR_INVALID_ARGUMENT,
+       "scan.first_angle_deg is 1e+300 degrees"},
+      {"in-plane angle 1e7", [](fdk_config& c) { c.scan.uniform.in_plane_angle_deg = -1e7; }, FDK_ERROR_INVALID_ARGUMENT,
+       "[-1e6, 1e6]"},
       {"half fan, axis off the detector",
        [](fdk_config& c) { c.offset_detector = FDK_ON; c.detector.origin[0] = 2 * c.detector.spacing[0]; },
        FDK_ERROR_INVALID_ARGUMENT, "offset_detector"},
@@ -281,6 +285,14 @@ TEST(Misuse, EveryBadCallLeavesTheHandleAndStoreIntact) {
   expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "column 5, row 3");
   bad[static_cast<size_t>(3 * nu + 5)] = std::numeric_limits<float>::infinity();
   EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, bad.data(), scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  // Finite but absurd: near FLT_MAX the filter's sums overflowed into a NaN
+  // volume that fdk_finish called OK.
+  for (float huge : {std::numeric_limits<float>::max(), -3e20f}) {
+    bad[static_cast<size_t>(3 * nu + 5)] = huge;
+    EXPECT_EQ(fdk_push_projection(h.ctx, n / 2, bad.data(), scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+    expect_message(h.ctx, FDK_ERROR_INVALID_ARGUMENT, "[-1e20, 1e20]");
+  }
+  bad[static_cast<size_t>(3 * nu + 5)] = scan.projections[static_cast<size_t>(n / 2)][static_cast<size_t>(3 * nu + 5)];
   EXPECT_EQ(fdk_push_projection(h.ctx, -1, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_OUT_OF_RANGE);
   EXPECT_EQ(fdk_push_projection(h.ctx, n, scan.pixels(0), scan.pitch(), nullptr), FDK_ERROR_OUT_OF_RANGE);
   expect_message(h.ctx, FDK_ERROR_OUT_OF_RANGE, "index");

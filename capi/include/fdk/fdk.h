@@ -165,7 +165,8 @@ typedef enum fdk_scan_kind {
 
 /* ---- geometry -------------------------------------------------------------- */
 
-/* One view in RTK's circular parameters. */
+/* One view in RTK's circular parameters. Every value finite; angles within
+   [-1e6, 1e6] degrees. */
 typedef struct fdk_view {
   double gantry_angle_deg;
   double sid;                  /* source to isocentre distance, > 0 */
@@ -195,7 +196,7 @@ typedef struct fdk_scan {
   int32_t kind;         /* fdk_scan_kind */
   int32_t num_views;    /* views announced; fewer may arrive (fdk_finish) */
   /* FDK_SCAN_UNIFORM: */
-  double first_angle_deg;
+  double first_angle_deg; /* within [-1e6, 1e6] */
   double arc_deg;       /* signed; 360 for a full scan; angle step arc/num_views */
   fdk_view uniform;     /* sid, sdd, offsets, tilts shared by all views
                            (its gantry_angle_deg is ignored) */
@@ -272,8 +273,12 @@ FDK_API fdk_status fdk_create(const fdk_config* config, fdk_context** out);
 FDK_API void fdk_destroy(fdk_context* ctx);
 
 /* ---- errors --------------------------------------------------------------- */
-/* The message of the last failed call on this handle ("" if none). Owned by
-   the handle; valid until the next call on it. NULL ctx gives "". */
+/* The message of the last failed call on this handle ("" if none), from
+   whichever thread made it. The string is a copy for the calling thread,
+   owned by the library: valid until this thread's next fdk_last_error
+   (whatever the handle), whatever other threads do meanwhile. Safe from
+   any thread while others call the API on the handle (not while it is
+   destroyed). NULL ctx gives "". */
 FDK_API const char* fdk_last_error(const fdk_context* ctx);
 /* The message of the last failed fdk_create (or init-free call without a
    handle) on the calling thread; thread-local storage. */
@@ -295,7 +300,8 @@ FDK_API const char* fdk_last_create_error(void);
    of memory) is reported by the next fdk_push_projection or fdk_finish as
    "projection N was not stored: ...": view N is then not stored and may be
    pushed again, and the call that reported it did nothing else.
-   Errors: INVALID_ARGUMENT (NULL, bad pitch, NaN/Inf pixel, bad view),
+   Errors: INVALID_ARGUMENT (NULL, bad pitch, a NaN/Inf pixel or one
+   beyond [-1e20, 1e20], bad view),
    OUT_OF_RANGE (index), DUPLICATE (index already pushed), INVALID_STATE
    (after fdk_finish), BUDGET (the store would outgrow the host budget),
    CANCELLED. On any error this view is not stored and the handle stays
