@@ -227,8 +227,10 @@ typedef struct fdk_config {
                             first and last pixel centres pass at distances
                             from the axis (the smallest over the views)
                             that differ by 10 % of their mean or more
-                            (fdk_plan_info.half_fan_*). With a short scan
-                            both weights apply (their product, as rtkfdk) */
+                            (fdk_plan_info.half_fan_*), and the ray through
+                            the axis meets the detector (forced ON without
+                            it: INVALID_ARGUMENT). With a short scan both
+                            weights apply (their product, as rtkfdk) */
   double truncation_padding; /* extend each row on both sides by this
                             fraction of its width with edge values fading
                             to zero (cosine taper); 0 = off; at most 1 */

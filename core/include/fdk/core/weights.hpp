@@ -40,7 +40,8 @@ struct RedundancyPlan {
 
 // Decides the weighting from the nominal scan and the switches; throws
 // fdk::Error (INVALID_ARGUMENT for an arc shorter than pi, or for half-fan
-// weights when the ray through the rotation axis misses the detector).
+// weights forced on while the ray through the rotation axis misses the
+// detector; on AUTO such a detector stays full fan).
 // Short-scan and half-fan weights combine (their product, as RTK's rtkfdk
 // applies them one after the other).
 RedundancyPlan plan_redundancy(const std::vector<ViewGeometry>& nominal, const fdk_detector& det,
