@@ -65,18 +65,14 @@ double parker(const RedundancyPlan& p, double beta, double gamma) {
   return s * s;
 }
 
-// The distance from the rotation axis of the ray through untilted
-// coordinate `untilted` (signed: > 0 towards +u), for a source `radius`
-// from the axis: radius * sin(fan angle).
-double ray_distance(double untilted, double radius) { return radius * std::sin(std::atan(untilted / radius)); }
-
 // rtkfdk's half-fan weight (RTK's DisplacedDetectorForOffsetFieldOfView
 // filter, for a field of view centred on the axis): 0 past the short
 // edge's mirror image, 2 past the band the short side also measures, and
 // across it 1 + sin(pi/2 * d / R), d the ray's distance from the axis and R
 // the band's half-width, so that conjugate rays (d and -d) add up to 2.
-double offset_weight(const RedundancyPlan& p, double untilted, double radius) {
-  const double x = p.long_side * ray_distance(untilted, radius);
+// `distance`: the ray's from the axis, signed (> 0 towards +u).
+double offset_weight(const RedundancyPlan& p, double distance) {
+  const double x = p.long_side * distance;
   if (x <= -p.overlap) return 0;
   if (x >= p.overlap) return 2;
   return 1 + std::sin(kPi / 2 * x / p.overlap);
@@ -205,7 +201,6 @@ std::array<double, 2> used_columns(const RedundancyPlan& plan, const ViewGeometr
 
 void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const fdk_detector& out_det,
                     double* weight, double* u2) {
-  const double radius = view.source_radius();
   const double beta = wrap(view.angle - plan.scan_start);
   // RTK's FDK weighting (FDKWeightProjectionFilter, after Rit and
   // Clackdoyle, CT meeting 2014): with the source off the central ray the
@@ -221,9 +216,9 @@ void column_weights(const RedundancyPlan& plan, const ViewGeometry& view, const 
     const double tilted = (view.sdd * (cos_t + tan_t * sin_t) - x * sin_t) / view.sdd;
     double w = view.sdd / view.sid * scale * tilted;
     if (plan.short_scan || plan.offset_detector) {
-      const double untilted = view.untilted_u(u);
-      if (plan.short_scan) w *= 2 * parker(plan, beta, -std::atan(untilted / radius));
-      if (plan.offset_detector) w *= offset_weight(plan, untilted, radius);
+      const double fan = view.fan_angle(u);
+      if (plan.short_scan) w *= 2 * parker(plan, beta, -fan);
+      if (plan.offset_detector) w *= offset_weight(plan, view.source_radius() * std::sin(fan));
     }
     weight[i] = w * view.sdd;  // times SDD of the cosine weight
     const double du = x - view.sdd * tan_t;  // u about the principal point (sox - pox, untilted)

@@ -220,8 +220,9 @@ TEST(Geometry, TheAxisRayAndTheFanAngleFollowTheSourceNotThePrincipalPoint) {
   // meets the detector at u = sox - pox - sox * sdd / sid, not at the
   // principal point sox - pox.
   const fdk::ViewGeometry g = displaced_view(30, 20, -7);
-  EXPECT_NEAR(g.axis_u(), 20 + 7 - 20 * 1.5, 1e-12);
-  EXPECT_NEAR(g.fan_angle(g.axis_u()), 0, 1e-15);
+  const double axis_u = g.detector_u(0.0);  // where the axis ray meets the detector
+  EXPECT_NEAR(axis_u, 20 + 7 - 20 * 1.5, 1e-12);
+  EXPECT_NEAR(g.fan_angle(axis_u), 0, 1e-15);
   // The fan angle is the angle at the source between the ray through u and
   // the ray through the axis, measured in the rotated frame.
   for (double u : {-180.0, -3.0, 0.0, 41.0, 250.0}) {

@@ -101,17 +101,16 @@ std::vector<Case> all_cases() {
     for (auto& x : views) x.gantry_angle_deg += rng.uniform(-0.35, 0.35);
     cases.push_back(make("irregular", "300 views at jittered angles", centred, views));
   }
+  const auto detector_offset = [&](const char* name, const char* what, double pox, double poy) {
+    fdk_view o = v;
+    o.projection_offset_x = pox;
+    o.projection_offset_y = poy;
+    cases.push_back(make(name, what, centred, arc(360, 0, 360, o)));
+  };
+  detector_offset("det_offset", "detector offset (12, -9) mm", 12, -9);
+  detector_offset("det_offset_u", "detector offset u 12 mm", 12, 0);
+  detector_offset("det_offset_v", "detector offset v -9 mm", 0, -9);
   fdk_view w = v;
-  w.projection_offset_x = 12;
-  w.projection_offset_y = -9;
-  cases.push_back(make("det_offset", "detector offset (12, -9) mm", centred, arc(360, 0, 360, w)));
-  w = v;
-  w.projection_offset_x = 12;
-  cases.push_back(make("det_offset_u", "detector offset u 12 mm", centred, arc(360, 0, 360, w)));
-  w = v;
-  w.projection_offset_y = -9;
-  cases.push_back(make("det_offset_v", "detector offset v -9 mm", centred, arc(360, 0, 360, w)));
-  w = v;
   w.source_offset_x = 5;
   cases.push_back(make("src_offset_x", "source offset x 5 mm (stays full fan)", centred, arc(360, 0, 360, w)));
   w = v;

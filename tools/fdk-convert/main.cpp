@@ -739,11 +739,7 @@ int run(const Options& o) {
       std::to_string(plan.slab_thickness) + " planes" + (plan.short_scan ? ", short scan" : ""));
   say("half fan: " + std::string(plan.offset_detector ? "on" : "off") + " (the rays through the detector's edges pass " +
       fmt("%.4g", -plan.half_fan_inferior) + " mm and " + fmt("%.4g", plan.half_fan_superior) +
-      " mm from the rotation axis: " +
-      (200 * std::abs(plan.half_fan_inferior + plan.half_fan_superior) >=
-               10 * std::abs(plan.half_fan_superior - plan.half_fan_inferior)
-           ? "displaced"
-           : "centred") +
+      " mm from the rotation axis" +
       (o.offset_detector == FDK_AUTO ? "" : ", forced by --offset-detector") + ")");
   {
     const double total = static_cast<double>(volume.size[0]) * volume.size[1] * volume.size[2];

@@ -24,7 +24,7 @@ struct ViewGeometry {
 
   // The foot of the source's perpendicular on the detector, in detector
   // physical coordinates: where the cosine weight peaks. Not where the
-  // rotation axis projects when the source is displaced (axis_u).
+  // rotation axis projects when the source is displaced (detector_u(0)).
   double principal_u() const { return sox - pox; }
   double principal_v() const { return soy - poy; }
 
@@ -39,8 +39,6 @@ struct ViewGeometry {
   double untilted_u(double u) const;       // detector u -> untilted coordinate
   double detector_u(double untilted) const;  // its inverse
   double fan_angle(double u) const;        // radians, > 0 towards +u
-  // Where the ray through the rotation axis meets the detector (u).
-  double axis_u() const { return detector_u(0.0); }
 };
 
 // Validates (finite values, sid > 0, sdd > 0) and converts; throws fdk::Error.
