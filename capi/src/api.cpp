@@ -126,10 +126,27 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
 }
 
 void fdk_destroy(fdk_context* ctx) {
+  if (!ctx) return;
   try {
+    // From the handle's own progress callback the call that invoked it is
+    // still on this thread's stack: freeing the handle under it would crash
+    // it, and waiting for it would never end.
+    if (ctx->recon->in_own_callback()) {
+      fdk::capi::set_error(ctx, std::string(fdk_status_string(FDK_ERROR_INVALID_STATE)) +
+                                    ": fdk_destroy from the handle's own progress callback does nothing");
+      return;
+    }
+    // Calls in progress on other threads are cancelled and waited for.
+    std::unique_lock<std::mutex> lock(ctx->calls_mutex);
+    ctx->destroying = true;
+    if (ctx->calls > 0) {
+      ctx->recon->cancel();
+      ctx->calls_done.wait(lock, [&] { return ctx->calls == 0; });
+    }
+    lock.unlock();
     delete ctx;
   } catch (...) {
-    // Destructors do not throw; nothing may escape the ABI regardless.
+    // Nothing may escape the ABI (a failure to lock leaks the handle).
   }
 }
 
@@ -150,11 +167,14 @@ const char* fdk_last_error(const fdk_context* ctx) {
 const char* fdk_last_create_error(void) { return fdk::capi::thread_error(); }
 
 // Calls on a handle: a NULL handle is reported thread-locally, since there is
-// no handle to hold the message.
+// no handle to hold the message. Each call is counted for fdk_destroy.
 #define FDK_WITH_CTX(ctx, body)                                                   \
   do {                                                                            \
     if (!(ctx))                                                                   \
       return guarded(nullptr, [] { fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "ctx is NULL"); }); \
+    const fdk::capi::CallScope scope_(ctx);                                        \
+    if (!scope_.entered())                                                        \
+      return guarded((ctx), [] { fdk::fail(FDK_ERROR_INVALID_STATE, "the handle is being destroyed"); }); \
     return guarded((ctx), [&] body);                                              \
   } while (0)
 

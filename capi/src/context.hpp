@@ -3,6 +3,7 @@
 #pragma once
 #include <fdk/fdk.h>
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -15,6 +16,13 @@ struct fdk_context {
   std::unique_ptr<fdk::Reconstruction> recon;
   mutable std::mutex error_mutex;
   std::string last_error;
+  // Calls in progress on the handle, so that fdk_destroy from another
+  // thread cancels them and waits for them to return instead of freeing
+  // what they use (which hung a push waiting for a staging slot).
+  mutable std::mutex calls_mutex;
+  mutable std::condition_variable calls_done;
+  mutable int calls = 0;
+  mutable bool destroying = false;
 };
 
 namespace fdk::capi {
@@ -22,6 +30,29 @@ namespace fdk::capi {
 // Thread-local message for failures without a handle (fdk_create).
 void set_thread_error(const std::string& message);
 void set_error(const fdk_context* ctx, const std::string& message);
+
+// Counts one API call on a handle for fdk_destroy (see fdk_context::calls).
+class CallScope {
+ public:
+  explicit CallScope(const fdk_context* ctx) : ctx_(ctx) {
+    std::lock_guard<std::mutex> lock(ctx_->calls_mutex);
+    entered_ = !ctx_->destroying;
+    if (entered_) ++ctx_->calls;
+  }
+  ~CallScope() {
+    if (!entered_) return;
+    std::lock_guard<std::mutex> lock(ctx_->calls_mutex);
+    if (--ctx_->calls == 0) ctx_->calls_done.notify_all();
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+  // False once fdk_destroy has begun: the call must do nothing.
+  bool entered() const { return entered_; }
+
+ private:
+  const fdk_context* ctx_;
+  bool entered_ = false;
+};
 
 // Runs `body`, mapping every exception to a status and recording its
 // message on the handle (or thread-locally when ctx is null). Never throws.

@@ -140,6 +140,11 @@ IngestPipeline::~IngestPipeline() {
   for (auto& t : threads_) t.join();
 }
 
+void IngestPipeline::wake() {
+  { std::lock_guard<std::mutex> lock(mutex_); }
+  changed_.notify_all();
+}
+
 void IngestPipeline::wake_all() {
   changed_.notify_all();
   filter_wake_.notify_all();
@@ -161,7 +166,8 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
     rethrow_deferred();
     if (claimed_[static_cast<size_t>(view)])
       fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(view) + " was already pushed");
-    changed_.wait(lock, [&] { return !free_.empty(); });
+    changed_.wait(lock, [&] { return !free_.empty() || (model_.cancelled && model_.cancelled->load()); });
+    throw_if_cancelled(model_);
     index = free_.back();
     free_.pop_back();
   }

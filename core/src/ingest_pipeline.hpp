@@ -85,6 +85,10 @@ class IngestPipeline {
     IngestPipeline& p_;
   };
 
+  // Wakes a push waiting for a staging slot after a cancel (it then fails
+  // with CANCELLED).
+  void wake();
+
   // Views pushed and not failed (stored or on their way).
   int views_accepted() const { return accepted_.load(); }
   double filter_seconds() const;

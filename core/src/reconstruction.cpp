@@ -17,6 +17,10 @@ namespace {
 // pushed (b) on four H200s in 0.34 s against 0.21 s with 32 (fdk-bench
 // --threads 32, 2026-11-22).
 constexpr int kMaxPushThreads = 32;
+
+// The handle whose progress callback this thread is running, if any (the
+// innermost, when a callback calls another handle whose callback runs).
+thread_local const Reconstruction* t_in_callback = nullptr;
 }  // namespace
 
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
@@ -80,11 +84,21 @@ Reconstruction::~Reconstruction() {
   }
 }
 
+bool Reconstruction::in_own_callback() const { return t_in_callback == this; }
+
+void Reconstruction::refuse_from_callback(const char* call) const {
+  if (in_own_callback())
+    fail(FDK_ERROR_INVALID_STATE, std::string(call) +
+                                      " from the handle's own progress callback (only queries and fdk_cancel may "
+                                      "be called there)");
+}
+
 void Reconstruction::check_usable() const {
   if (cancelled_.load()) fail(FDK_ERROR_CANCELLED, "the reconstruction was cancelled");
 }
 
 void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view) {
+  refuse_from_callback("fdk_push_projection");
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
   if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_push_projection after fdk_finish");
@@ -106,6 +120,7 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
 }
 
 void Reconstruction::finish() {
+  refuse_from_callback("fdk_finish");
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
   if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
@@ -160,6 +175,7 @@ bool Reconstruction::copy_cached(int slab, float* buffer) {
 }
 
 void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
+  refuse_from_callback("fdk_read_slab");
   // A slab in the host cache is copied at once, without waiting for a
   // computation in progress on another thread (fdk_slab_ready said 1).
   if (finished_.load()) {
@@ -220,6 +236,7 @@ void Reconstruction::read_slab(int slab, float* buffer, size_t buffer_bytes) {
 }
 
 bool Reconstruction::slab_ready(int slab) {
+  refuse_from_callback("fdk_slab_ready");
   check_usable();
   if (!finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_slab_ready before fdk_finish");
   if (slab < 0 || slab >= slab_count())
@@ -408,6 +425,7 @@ fdk_plan_info Reconstruction::plan_info() const {
 }
 
 fdk_timings Reconstruction::timings() {
+  refuse_from_callback("fdk_get_timings");
   std::lock_guard<std::mutex> lock(op_mutex_);
   fdk_timings t{};
   t.struct_size = sizeof(t);
@@ -418,6 +436,7 @@ fdk_timings Reconstruction::timings() {
 }
 
 fdk_device_stats Reconstruction::device_stats() {
+  refuse_from_callback("fdk_get_device_stats");
   std::lock_guard<std::mutex> lock(op_mutex_);
   fdk_device_stats stats{};
   stats.struct_size = sizeof(stats);
@@ -441,7 +460,10 @@ void Reconstruction::notify_progress() {
   }
   if (fn) {
     const fdk_progress p = progress();
+    const Reconstruction* outer = t_in_callback;
+    t_in_callback = this;
     fn(user, &p);
+    t_in_callback = outer;
   }
 }
 
@@ -451,6 +473,7 @@ void Reconstruction::cancel() {
   // briefly, so this does not wait for a computation.
   { std::lock_guard<std::mutex> lock(cache_mutex_); }
   background_wake_.notify_all();
+  ingest_->wake();  // a push waiting for a staging slot returns
 }
 
 }  // namespace fdk

@@ -578,3 +578,130 @@ TEST(Concurrency, CancelOrDestroyWhileASlabIsComputedInTheBackground) {
   EXPECT_EQ(flag, 1);
   destroy(ctx, "with a slab computed ahead and not read");
 }
+
+namespace {
+
+// What a progress callback saw when it called back into its own handle.
+struct Reentry {
+  fdk_context* ctx = nullptr;
+  const SmallScan* scan = nullptr;
+  bool done = false;
+  fdk_status push = FDK_OK, finish = FDK_OK, read = FDK_OK, ready = FDK_OK, timings = FDK_OK,
+             stats = FDK_OK, progress = FDK_ERROR_INTERNAL, store = FDK_ERROR_INTERNAL;
+  std::string push_message, destroy_message;
+};
+
+void call_back_in(void* user, const fdk_progress*) {
+  auto& r = *static_cast<Reentry*>(user);
+  if (r.done) return;
+  r.done = true;
+  r.push = fdk_push_projection(r.ctx, 1, r.scan->pixels(1), r.scan->pitch(), nullptr);
+  r.push_message = fdk_last_error(r.ctx);
+  r.finish = fdk_finish(r.ctx);
+  std::vector<float> slab(1);
+  r.read = fdk_read_slab(r.ctx, 0, slab.data(), 4);
+  int32_t ready = 0;
+  r.ready = fdk_slab_ready(r.ctx, 0, &ready);
+  fdk_timings t{};
+  t.struct_size = sizeof(t);
+  r.timings = fdk_get_timings(r.ctx, &t);
+  fdk_device_stats d{};
+  d.struct_size = sizeof(d);
+  r.stats = fdk_get_device_stats(r.ctx, &d);
+  fdk_destroy(r.ctx);  // refused: the push that called back is still running
+  r.destroy_message = fdk_last_error(r.ctx);
+  fdk_progress p{};
+  p.struct_size = sizeof(p);
+  r.progress = fdk_get_progress(r.ctx, &p);
+  fdk_store_info s{};
+  s.struct_size = sizeof(s);
+  r.store = fdk_get_store_info(r.ctx, &s);
+}
+
+}  // namespace
+
+// A progress callback that calls back into its own handle: the calls that
+// would wait for the push that invoked it are refused with INVALID_STATE
+// (they deadlocked: the push holds the handle's lock), queries answer, and
+// the scan goes on to the same volume as without the callback.
+TEST(Concurrency, CallsFromTheProgressCallbackAreRefusedNotDeadlocked) {
+  const SmallScan scan(24, 12, 32);
+  fdk_context* clean = nullptr;
+  ASSERT_EQ(fdk_create(&scan.config, &clean), FDK_OK);
+  for (int v = 0; v < scan.views(); ++v)
+    ASSERT_EQ(fdk_push_projection(clean, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK);
+  ASSERT_EQ(fdk_finish(clean), FDK_OK);
+  std::vector<float> reference;
+  ASSERT_EQ(fdk_test::read_volume(clean, reference), FDK_OK);
+  fdk_destroy(clean);
+
+  Reentry r;
+  r.scan = &scan;
+  ASSERT_EQ(fdk_create(&scan.config, &r.ctx), FDK_OK);
+  ASSERT_EQ(fdk_set_progress_callback(r.ctx, call_back_in, &r), FDK_OK);
+  auto pushed = std::async(std::launch::async, [&] {
+    return fdk_push_projection(r.ctx, 0, scan.pixels(0), scan.pitch(), nullptr);
+  });
+  ASSERT_EQ(pushed.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "deadlocked";
+  EXPECT_EQ(pushed.get(), FDK_OK);
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.push, FDK_ERROR_INVALID_STATE);
+  EXPECT_NE(r.push_message.find("progress callback"), std::string::npos) << r.push_message;
+  EXPECT_EQ(r.finish, FDK_ERROR_INVALID_STATE);
+  EXPECT_EQ(r.read, FDK_ERROR_INVALID_STATE);
+  EXPECT_EQ(r.ready, FDK_ERROR_INVALID_STATE);
+  EXPECT_EQ(r.timings, FDK_ERROR_INVALID_STATE);
+  EXPECT_EQ(r.stats, FDK_ERROR_INVALID_STATE);
+  EXPECT_NE(r.destroy_message.find("fdk_destroy"), std::string::npos) << r.destroy_message;
+  EXPECT_EQ(r.progress, FDK_OK);
+  EXPECT_EQ(r.store, FDK_OK);
+
+  // The handle is intact: view 1, refused from the callback, can be pushed.
+  for (int v = 1; v < scan.views(); ++v)
+    ASSERT_EQ(fdk_push_projection(r.ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(r.ctx);
+  ASSERT_EQ(fdk_finish(r.ctx), FDK_OK);
+  std::vector<float> volume;
+  ASSERT_EQ(fdk_test::read_volume(r.ctx, volume), FDK_OK);
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), 4 * volume.size()), 0);
+  fdk_destroy(r.ctx);
+}
+
+namespace {
+
+// Holds the push that invoked it until the main thread has begun
+// fdk_destroy, so that the destroy meets a call in progress.
+struct HeldPush {
+  std::atomic<bool> inside{false}, destroying{false};
+};
+
+void hold_until_destroy(void* user, const fdk_progress*) {
+  auto& h = *static_cast<HeldPush*>(user);
+  h.inside = true;
+  while (!h.destroying) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // destroy is now waiting
+}
+
+}  // namespace
+
+// fdk_destroy while another thread is inside a call on the handle: the
+// destroy cancels, waits for that call to return, then frees the handle
+// (it freed it under the running push: a heap use-after-free, or a hang
+// with the push waiting for a staging slot).
+TEST(Concurrency, DestroyDuringAPushWaitsForIt) {
+  const SmallScan scan(24, 12, 32);
+  fdk_context* ctx = nullptr;
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
+  HeldPush held;
+  ASSERT_EQ(fdk_set_progress_callback(ctx, hold_until_destroy, &held), FDK_OK);
+  std::atomic<bool> push_returned{false};
+  std::thread pusher([&] {
+    fdk_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr);
+    push_returned = true;  // and no further call: the handle is going away
+  });
+  while (!held.inside) std::this_thread::yield();
+  held.destroying = true;
+  fdk_destroy(ctx);
+  EXPECT_TRUE(push_returned.load()) << "the handle was freed under a call in progress";
+  pusher.join();
+}

@@ -271,7 +271,14 @@ typedef struct fdk_context fdk_context;
    before any work. On failure *out is NULL and fdk_last_create_error()
    describes the problem. */
 FDK_API fdk_status fdk_create(const fdk_config* config, fdk_context** out);
-/* Releases everything; NULL-safe. Must not race other calls on the handle. */
+/* Releases everything; NULL-safe. A call in progress on the handle in
+   another thread (a push waiting for a staging slot, a slab read) is
+   cancelled and waited for: it returns FDK_ERROR_CANCELLED, then the handle
+   is freed. Calls that begin once fdk_destroy has started return
+   FDK_ERROR_INVALID_STATE until it frees the handle; after that the handle
+   must not be used. From the handle's own progress callback fdk_destroy does
+   nothing (the call that invoked the callback is still running) and
+   fdk_last_error says so. */
 FDK_API void fdk_destroy(fdk_context* ctx);
 
 /* ---- errors --------------------------------------------------------------- */
@@ -395,8 +402,13 @@ typedef struct fdk_progress {
 /* Called on the caller's thread that made the progress (the pushing thread
    after each projection accepted, the finishing thread, the thread reading
    a slab after each slab computed), never on a library thread. It
-   must return quickly and may call only fdk_get_progress and fdk_cancel on
-   the same handle. */
+   must return quickly. On the same handle it may call the queries
+   (fdk_get_progress, fdk_get_store_info, fdk_get_plan_info, fdk_slab_count,
+   fdk_get_slab_info, fdk_last_error), fdk_set_progress_callback and
+   fdk_cancel; fdk_push_projection, fdk_finish, fdk_read_slab,
+   fdk_slab_ready, fdk_get_timings and fdk_get_device_stats return
+   FDK_ERROR_INVALID_STATE there (they would wait for the call that invoked
+   the callback), and fdk_destroy does nothing. */
 typedef void (*fdk_progress_fn)(void* user_data, const fdk_progress* progress);
 
 /* Replaces the callback (NULL removes it). */

@@ -62,9 +62,14 @@ class Reconstruction {
 
   void set_progress_callback(fdk_progress_fn fn, void* user_data);
   void cancel();
+  // True on a thread inside this handle's progress callback: the calls that
+  // wait for the call that invoked it (push, finish, reads, timings) refuse
+  // with INVALID_STATE instead of deadlocking.
+  bool in_own_callback() const;
 
  private:
   void check_usable() const;
+  void refuse_from_callback(const char* call) const;
   void check_read(int slab, const float* buffer, size_t buffer_bytes) const;
   // Copies the slab from the host cache when it is there (marking it read).
   bool copy_cached(int slab, float* buffer);
