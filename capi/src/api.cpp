@@ -238,6 +238,17 @@ fdk_status fdk_get_plan_info(const fdk_context* ctx, fdk_plan_info* info) {
   });
 }
 
+fdk_status fdk_get_view_state(const fdk_context* ctx, int32_t index, int32_t* state, int32_t* failure) {
+  if (state) *state = FDK_VIEW_ABSENT;
+  if (failure) *failure = FDK_OK;
+  FDK_WITH_CTX(ctx, {
+    if (!state) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "state is NULL");
+    fdk_status lost = FDK_OK;
+    *state = recon_of(ctx).view_state(index, &lost);
+    if (failure) *failure = lost;
+  });
+}
+
 fdk_status fdk_get_timings(const fdk_context* ctx, fdk_timings* timings) {
   FDK_WITH_CTX(ctx, {
     check_out_struct(timings, "fdk_timings");

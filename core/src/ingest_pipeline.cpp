@@ -23,8 +23,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kReadQuiet = std::chrono::milliseconds(50);
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The failure of one view as an fdk::Error that names it.
-std::exception_ptr view_error(int view, std::exception_ptr error) {
+// The status and message of a failure.
+std::pair<fdk_status, std::string> status_of(std::exception_ptr error) {
   fdk_status code = FDK_ERROR_INTERNAL;
   std::string what = "unknown error";
   try {
@@ -39,8 +39,17 @@ std::exception_ptr view_error(int view, std::exception_ptr error) {
     what = e.what();
   } catch (...) {
   }
+  return {code, what};
+}
+
+// The failure of one view as an fdk::Error that names it.
+std::exception_ptr view_error(int view, std::exception_ptr error) {
+  auto [code, what] = status_of(error);
   return std::make_exception_ptr(Error(code, "projection " + std::to_string(view) + " was not stored: " + what));
 }
+
+// Failures listed in one message, at most this many with their own text.
+constexpr size_t kFailuresSpelledOut = 8;
 
 size_t raw_floats(const ScanModel& m) {
   return static_cast<size_t>(m.input_detector.size[0]) * static_cast<size_t>(m.input_detector.size[1]);
@@ -116,7 +125,8 @@ IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend
   }
   if (keeps_filtered_)
     for (int w = 0; w < workers; ++w) worker_buffers_.push_back(backend_.make_staging(filtered_floats(model_)));
-  claimed_.assign(model_.views.size(), 0);
+  state_.assign(model_.views.size(), FDK_VIEW_ABSENT);
+  failure_.assign(model_.views.size(), FDK_OK);
   try {
     threads_.emplace_back([this] { filter_loop(); });
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { store_loop(w); });
@@ -151,11 +161,28 @@ void IngestPipeline::wake_all() {
   store_wake_.notify_all();
 }
 
-void IngestPipeline::rethrow_deferred() {
-  if (!deferred_) return;
-  std::exception_ptr e = deferred_;
-  deferred_ = nullptr;
-  std::rethrow_exception(e);
+void IngestPipeline::report_failures() {
+  if (unreported_.empty()) return;
+  std::vector<Failure> failures;
+  failures.swap(unreported_);  // reported once, whatever the message costs
+  if (failures.size() == 1)
+    fail(failures[0].code,
+         "projection " + std::to_string(failures[0].view) + " was not stored: " + failures[0].message);
+  std::string views;
+  for (size_t i = 0; i < failures.size(); ++i)
+    views += (i == 0 ? "" : i + 1 == failures.size() ? " and " : ", ") + std::to_string(failures[i].view);
+  std::string message = "projections " + views + " were not stored:";
+  for (size_t i = 0; i < failures.size() && i < kFailuresSpelledOut; ++i)
+    message += (i ? "; " : " ") + std::to_string(failures[i].view) + ": " + failures[i].message;
+  if (failures.size() > kFailuresSpelledOut) message += "; ...";
+  fail(failures[0].code, message);
+}
+
+fdk_view_state IngestPipeline::view_state(int view, fdk_status* failure) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t v = static_cast<size_t>(view);
+  if (failure) *failure = static_cast<fdk_status>(failure_[v]);
+  return static_cast<fdk_view_state>(state_[v]);
 }
 
 void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMatrix& matrix, const float* pixels,
@@ -163,8 +190,9 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   int index;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    rethrow_deferred();
-    if (claimed_[static_cast<size_t>(view)])
+    report_failures();
+    const uint8_t state = state_[static_cast<size_t>(view)];
+    if (state == FDK_VIEW_PENDING || state == FDK_VIEW_STORED)
       fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(view) + " was already pushed");
     changed_.wait(lock, [&] { return !free_.empty() || (model_.cancelled && model_.cancelled->load()); });
     throw_if_cancelled(model_);
@@ -227,7 +255,8 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   job->reserved = store_.stored_bytes() + reserved_bytes_ + view_bound_ <= options_.store_limit;
   job->waited_on = !job->reserved;
   if (job->reserved) reserved_bytes_ += view_bound_;
-  claimed_[static_cast<size_t>(view)] = 1;
+  state_[static_cast<size_t>(view)] = FDK_VIEW_PENDING;
+  failure_[static_cast<size_t>(view)] = FDK_OK;
   ++filtering_;
   ++in_flight_;
   accepted_.fetch_add(1);
@@ -253,7 +282,8 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
 void IngestPipeline::seal() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return filtering_ == 0 && (keeps_filtered_ || in_flight_ == 0); });
-  rethrow_deferred();
+  report_failures();
+  if (accepted_.load() == 0) fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
   sealed_ = true;
   store_wake_.notify_all();
 }
@@ -343,8 +373,12 @@ void IngestPipeline::filtering_done(const JobPtr& job) {
     complete(*job);
     return;
   }
-  // The backend holds the view now; otherwise the slot holds it until stored.
-  if (keeps_filtered_) release_slot(*job);
+  // The backend holds the view now (it is in the volume); otherwise the
+  // slot holds it until stored.
+  if (keeps_filtered_) {
+    release_slot(*job);
+    state_[static_cast<size_t>(job->view)] = FDK_VIEW_STORED;
+  }
   to_store_.push_back(job);
   changed_.notify_all();  // a push may wait for a slot, seal for filtering_
   store_wake_.notify_one();
@@ -429,14 +463,18 @@ void IngestPipeline::complete(Job& job) {
   job.reserved = false;
   release_slot(job);
   --in_flight_;
+  if (!job.error && !keeps_filtered_) state_[static_cast<size_t>(job.view)] = FDK_VIEW_STORED;
   if (job.error) {
+    const auto [code, what] = status_of(job.error);
     job.error = view_error(job.view, job.error);
     // Once sealed, the view is in the volume already: it only misses from
     // the store (which a resident volume does not read). Once cancelled,
     // nothing can be pushed again: the counts stay as the caller left them.
     const bool cancelled = model_.cancelled && model_.cancelled->load();
     if (!sealed_ && !cancelled) {
-      claimed_[static_cast<size_t>(job.view)] = 0;
+      // A waiting push reports its own failure: the view was not taken.
+      state_[static_cast<size_t>(job.view)] = job.waited_on ? FDK_VIEW_ABSENT : FDK_VIEW_FAILED;
+      failure_[static_cast<size_t>(job.view)] = static_cast<uint8_t>(code);
       accepted_.fetch_sub(1);
       if (job.filtered_ok) {
         model_.arrived[static_cast<size_t>(job.view)] = 0;
@@ -445,9 +483,18 @@ void IngestPipeline::complete(Job& job) {
         } catch (...) {
         }
       }
-      // Moved, for the same reason as a waited-on push's failure (push).
-      if (!job.waited_on && !deferred_) deferred_ = std::move(job.error);
-    } else if (cancelled && job.waited_on) {
+      if (!job.waited_on) {
+        try {
+          unreported_.push_back(Failure{job.view, code, what});
+        } catch (...) {
+          // Out of memory: the view's state still says FAILED.
+        }
+      }
+    } else if (!sealed_) {
+      state_[static_cast<size_t>(job.view)] = FDK_VIEW_FAILED;
+      failure_[static_cast<size_t>(job.view)] = static_cast<uint8_t>(code);
+    }
+    if (!sealed_ && cancelled && job.waited_on) {
       // Its push is still waiting and returns the cancel: the caller was
       // told the view was not taken, so it does not count as pushed.
       accepted_.fetch_sub(1);

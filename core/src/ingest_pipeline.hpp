@@ -15,8 +15,9 @@
 // A view admitted while the store's worst case still fits the budget is
 // processed in the background; near the budget the push waits for its own
 // view to be stored, so a BUDGET refusal is reported by the push that caused
-// it. Failures after a push returned (device, memory) are kept and reported
-// by the next push or seal, naming the view, which is then not stored.
+// it. Every failure after a push returned (device, memory) is kept and
+// reported by the next push or seal, all of them at once, each naming its
+// view, which is then FAILED (not stored; it may be pushed again).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -60,15 +61,16 @@ class IngestPipeline {
   // One view (calls serialised by the caller). Checks every pixel is
   // finite while copying them on `pool`; sets the view's geometry and matrix
   // in the model, and model.arrived once it is filtered. Throws fdk::Error:
-  // INVALID_ARGUMENT, DUPLICATE, a deferred failure of an earlier view, or
-  // this view's own failure when it had to wait for the store (BUDGET near
-  // the limit).
+  // INVALID_ARGUMENT, DUPLICATE, the failures of earlier views not yet
+  // reported (and then does nothing else), or this view's own failure when
+  // it had to wait for the store (BUDGET near the limit).
   void push(int view, const ViewGeometry& geometry, const IndexMatrix& matrix, const float* pixels,
             size_t pitch_bytes, ThreadPool& pool);
   // No more views: waits until every pushed view is filtered (and stored,
-  // unless the backend keeps the filtered views), then throws the first
-  // deferred failure (once; the pipeline stays open) or seals it: model.arrived
-  // is final, and a later store failure only leaves the view out of the store.
+  // unless the backend keeps the filtered views), then throws the failures
+  // not yet reported, or INVALID_STATE when no view was accepted (either way
+  // nothing changes: the pipeline stays open), or seals it: model.arrived is
+  // final, and a later store failure only leaves the view out of the store.
   void seal();
   // While a guard lives, and for kReadQuiet after the last one ends,
   // background compression after seal() pauses: it would compete with slab
@@ -91,6 +93,9 @@ class IngestPipeline {
 
   // Views pushed and not failed (stored or on their way).
   int views_accepted() const { return accepted_.load(); }
+  // Where view `view` stands (fdk_view_state), and for a FAILED view the
+  // status that lost it (else FDK_OK).
+  fdk_view_state view_state(int view, fdk_status* failure) const;
   double filter_seconds() const;
   double store_seconds() const;  // compression, summed over the workers
 
@@ -125,7 +130,7 @@ class IngestPipeline {
   void store_one(Job& job, float* worker_buffer);
   void complete(Job& job);                  // with mutex_ held
   void release_slot(Job& job);              // with mutex_ held
-  void rethrow_deferred();                  // with mutex_ held
+  void report_failures();                   // with mutex_ held: throws the unreported ones
   void wake_all();                          // after stop_
 
   ScanModel& model_;
@@ -147,11 +152,19 @@ class IngestPipeline {
   std::vector<std::unique_ptr<StagingBuffer>> worker_buffers_;  // when keeps_filtered_
   std::vector<int> free_;
   std::deque<JobPtr> to_filter_, to_store_;
-  std::vector<unsigned char> claimed_;  // pushed and not failed
+  std::vector<uint8_t> state_;          // fdk_view_state of each view
+  std::vector<uint8_t> failure_;        // fdk_status that lost a FAILED view
   int filtering_ = 0;                   // jobs between push and the end of filtering
   int in_flight_ = 0;                   // jobs between push and completion
   uint64_t reserved_bytes_ = 0;         // worst case of the views in flight
-  std::exception_ptr deferred_;
+  // Failures of views whose push had returned, not yet reported: as status
+  // and message, not exception objects shared between threads.
+  struct Failure {
+    int view;
+    fdk_status code;
+    std::string message;
+  };
+  std::vector<Failure> unreported_;
   bool sealed_ = false;
   int readers_ = 0;
   std::chrono::steady_clock::time_point last_read_end_{};

@@ -126,8 +126,6 @@ void Reconstruction::finish() {
   if (finished_.load()) fail(FDK_ERROR_INVALID_STATE, "fdk_finish was already called");
   ingest_->seal();
   check_usable();
-  if (ingest_->views_accepted() == 0)
-    fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
   model_.view_weights = angular_weights(model_.views, model_.arrived, model_.redundancy.short_scan);
   model_.view_order.clear();
   for (size_t v = 0; v < model_.arrived.size(); ++v)
@@ -362,6 +360,14 @@ void Reconstruction::record_done(int slab) {
 void Reconstruction::mark_done(int slab) {
   record_done(slab);
   notify_progress();
+}
+
+fdk_view_state Reconstruction::view_state(int view, fdk_status* failure) const {
+  const int num_views = static_cast<int>(model_.views.size());
+  if (view < 0 || view >= num_views)
+    fail(FDK_ERROR_OUT_OF_RANGE, "projection index " + std::to_string(view) + " is outside [0, " +
+                                     std::to_string(num_views) + ")");
+  return ingest_->view_state(view, failure);
 }
 
 fdk_slab_info Reconstruction::slab_info(int slab) const {

@@ -432,3 +432,31 @@ TEST(Misuse, SlabReadyAndDeviceStatsRefuseMisuse) {
   expect_message(h.ctx, FDK_ERROR_CANCELLED, "cancelled");
   EXPECT_EQ(fdk_get_device_stats(h.ctx, &stats), FDK_OK);
 }
+
+// fdk_get_view_state: ABSENT before a push and after a refused one, STORED
+// once finish has waited for it; bad arguments refused with their name.
+TEST(Misuse, ViewStateIsQueriedAndItsMisuseRefused) {
+  SmallScan scan;
+  fdk_context* ctx = nullptr;
+  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
+  int32_t state = -1, failure = -1;
+  ASSERT_EQ(fdk_get_view_state(ctx, 0, &state, &failure), FDK_OK);
+  EXPECT_EQ(state, FDK_VIEW_ABSENT);
+  EXPECT_EQ(failure, FDK_OK);
+  std::vector<float> bad(scan.pixels(1), scan.pixels(1) + scan.config.detector.size[0] * scan.config.detector.size[1]);
+  bad[5] = std::nanf("");
+  EXPECT_EQ(fdk_push_projection(ctx, 1, bad.data(), scan.pitch(), nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(fdk_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_OK);
+  ASSERT_EQ(fdk_finish(ctx), FDK_OK);
+  ASSERT_EQ(fdk_get_view_state(ctx, 0, &state, nullptr), FDK_OK);
+  EXPECT_EQ(state, FDK_VIEW_STORED);
+  ASSERT_EQ(fdk_get_view_state(ctx, 1, &state, &failure), FDK_OK);
+  EXPECT_EQ(state, FDK_VIEW_ABSENT);
+  EXPECT_EQ(fdk_get_view_state(ctx, scan.views(), &state, nullptr), FDK_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(fdk_get_view_state(ctx, -1, &state, nullptr), FDK_ERROR_OUT_OF_RANGE);
+  EXPECT_NE(std::string(fdk_last_error(ctx)).find("projection index -1"), std::string::npos) << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_get_view_state(ctx, 0, nullptr, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fdk_last_error(ctx)).find("state is NULL"), std::string::npos);
+  EXPECT_EQ(fdk_get_view_state(nullptr, 0, &state, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  fdk_destroy(ctx);
+}

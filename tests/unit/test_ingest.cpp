@@ -31,6 +31,7 @@ struct Injection {
   bool open = true;
   int filtering = 0;  // filter() calls inside the gate
   int fail_view = -1;
+  std::vector<int> fail_views;  // each fails its first filtering too
   std::atomic<int> dropped{0};
 
   void close() {
@@ -62,6 +63,11 @@ class InjectingBackend final : public fdk::Backend {
       --in_.filtering;
       if (view == in_.fail_view) {
         in_.fail_view = -1;
+        fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
+      }
+      const auto listed = std::find(in_.fail_views.begin(), in_.fail_views.end(), view);
+      if (listed != in_.fail_views.end()) {
+        in_.fail_views.erase(listed);
         fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
       }
     }
@@ -204,6 +210,67 @@ TEST(Ingest, AFailureSurfacesAtTheNextPushWhichThenDidNothing) {
   r->push(0, scan.pixels(0), scan.pitch(), nullptr);
   r->finish();
   EXPECT_EQ(r->store_info().views_stored, 2);
+}
+
+// Two views lost in the background: both are reported (by one call, each
+// named), both are FAILED with their status, and a finish called again
+// reconstructs from the others (only the first was reported before: the
+// second view vanished from the volume while every call said OK).
+TEST(Ingest, EveryBackgroundFailureIsReportedNotOnlyTheFirst) {
+  const SmallScan scan;
+  std::vector<float> reference;
+  {
+    Injection clean;
+    auto r = make(scan, clean);
+    for (int v = 0; v < scan.views(); ++v)
+      if (v != 3 && v != 4) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+    r->finish();
+    reference = volume_of(*r);
+  }
+  Injection in;
+  in.fail_views = {3, 4};
+  auto r = make(scan, in);
+  in.close();  // both fail after their pushes returned
+  for (int v = 0; v < 5; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  in.release();
+  std::string message;
+  EXPECT_EQ(code_of([&] { r->finish(); }, &message), FDK_ERROR_DEVICE);
+  EXPECT_NE(message.find("projections 3 and 4 were not stored"), std::string::npos) << message;
+  for (int v : {3, 4}) {
+    fdk_status lost = FDK_OK;
+    EXPECT_EQ(r->view_state(v, &lost), FDK_VIEW_FAILED) << v;
+    EXPECT_EQ(lost, FDK_ERROR_DEVICE) << v;
+  }
+  fdk_status lost = FDK_ERROR_INTERNAL;
+  EXPECT_EQ(r->view_state(2, &lost), FDK_VIEW_STORED);
+  EXPECT_EQ(lost, FDK_OK);
+  EXPECT_EQ(r->view_state(5, nullptr), FDK_VIEW_ABSENT);
+  for (int v = 5; v < scan.views(); ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  r->finish();  // reported already: the volume leaves them out
+  EXPECT_EQ(r->view_state(4, nullptr), FDK_VIEW_FAILED);
+  const std::vector<float> volume = volume_of(*r);
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), 4 * volume.size()), 0);
+}
+
+// A finish refused (nothing pushed yet) changes nothing: a view that fails
+// later is still reported by the next finish (the refused finish had sealed
+// the pipeline, which then dropped the failure and said OK).
+TEST(Ingest, AFinishRefusedBeforeAnyPushSealsNothing) {
+  const SmallScan scan;
+  Injection in;
+  in.fail_view = 2;
+  auto r = make(scan, in);
+  EXPECT_EQ(code_of([&] { r->finish(); }), FDK_ERROR_INVALID_STATE);
+  in.close();
+  for (int v = 0; v < 5; ++v) r->push(v, scan.pixels(v), scan.pitch(), nullptr);
+  in.release();
+  std::string message;
+  EXPECT_EQ(code_of([&] { r->finish(); }, &message), FDK_ERROR_DEVICE);
+  EXPECT_NE(message.find("projection 2 was not stored"), std::string::npos) << message;
+  r->push(2, scan.pixels(2), scan.pitch(), nullptr);
+  r->finish();
+  EXPECT_EQ(r->store_info().views_stored, 5);
 }
 
 // A backend that, like the CUDA backend's uploads to several GPUs, still

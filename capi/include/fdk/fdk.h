@@ -83,7 +83,7 @@ extern "C" {
 
 /* ---- version -------------------------------------------------------------- */
 #define FDK_VERSION_MAJOR 0
-#define FDK_VERSION_MINOR 2
+#define FDK_VERSION_MINOR 3
 #define FDK_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
 #define FDK_VERSION_NUMBER \
@@ -305,10 +305,12 @@ FDK_API const char* fdk_last_create_error(void);
    store continue on the library's threads while the next view arrives (a
    push waits only when every staging slot is busy). Near the host budget a
    push waits until its view is stored, so BUDGET is reported by the push
-   that would overflow. A failure after a push returned (device error, out
-   of memory) is reported by the next fdk_push_projection or fdk_finish as
-   "projection N was not stored: ...": view N is then not stored and may be
-   pushed again, and the call that reported it did nothing else.
+   that would overflow. Failures after a push returned (device error, out
+   of memory) are reported by the next fdk_push_projection or fdk_finish,
+   every one of them, once: "projection N was not stored: ..." or
+   "projections N, M and K were not stored: ...". Such a view is then
+   FDK_VIEW_FAILED (fdk_get_view_state) and may be pushed again, and the
+   call that reported it did nothing else.
    Errors: INVALID_ARGUMENT (NULL, bad pitch, a NaN/Inf pixel or one
    beyond [-1e20, 1e20], bad view),
    OUT_OF_RANGE (index), DUPLICATE (index already pushed), INVALID_STATE
@@ -323,10 +325,28 @@ FDK_API fdk_status fdk_push_projection(fdk_context* ctx, int32_t index,
 /* No more projections: waits until every pushed view is stored. Fewer than
    announced is legal: the angular weights are recomputed from the views that
    arrived. At least one view must have arrived (else INVALID_STATE). Calling
-   it twice is INVALID_STATE. A deferred failure of a pushed view (see
-   fdk_push_projection) fails this call instead; it may then be called
-   again, with or without pushing that view again. */
+   it twice is INVALID_STATE. Failures of pushed views not yet reported (see
+   fdk_push_projection) fail this call instead; it may then be called
+   again, with or without pushing those views again: the volume is then
+   reconstructed without the views left FDK_VIEW_FAILED. A failed call
+   changes nothing: pushes may go on. */
 FDK_API fdk_status fdk_finish(fdk_context* ctx);
+
+/* Where a view stands. */
+typedef enum fdk_view_state {
+  FDK_VIEW_ABSENT = 0,  /* not pushed, or its push returned an error */
+  FDK_VIEW_PENDING = 1, /* accepted; being filtered and stored */
+  FDK_VIEW_STORED = 2,  /* in the reconstruction */
+  FDK_VIEW_FAILED = 3   /* accepted, then lost in the background (reported
+                           once by a later push or fdk_finish); may be
+                           pushed again */
+} fdk_view_state;
+
+/* The fdk_view_state of view `index` and, for a FAILED view, the status that
+   lost it (else FDK_OK; `failure` may be NULL). Safe from any thread and
+   from a progress callback. Added in 0.3. */
+FDK_API fdk_status fdk_get_view_state(const fdk_context* ctx, int32_t index,
+                                      int32_t* state, int32_t* failure);
 
 /* ---- the volume, slab by slab ----------------------------------------------- */
 typedef struct fdk_slab_info {

@@ -56,6 +56,7 @@ class Reconstruction {
   fdk_progress progress() const;
   fdk_store_info store_info() const;
   fdk_plan_info plan_info() const;
+  fdk_view_state view_state(int view, fdk_status* failure) const;
 
   fdk_timings timings();  // waits for a call in progress
   fdk_device_stats device_stats();  // waits for a call in progress
