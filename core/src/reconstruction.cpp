@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config_validation.hpp"
+#include "fdk/core/projection_store.hpp"
 #include "fdk/core/error.hpp"
 #include "ingest_pipeline.hpp"
 
@@ -18,6 +19,21 @@ namespace {
 // --threads 32, 2026-11-22).
 constexpr int kMaxPushThreads = 32;
 
+// Host memory one announced view costs besides its compressed pixels: its
+// geometry and index matrix (in the model and as configured), the store's
+// slot and its bands' vectors (with the allocator's overhead), and the
+// flags and weights of the model and the ingest. Counted against the host
+// budget before any of it is allocated: 1e8 announced views used to run
+// until the kernel's OOM killer ended the process.
+uint64_t bookkeeping_bytes_per_view(int detector_rows) {
+  constexpr uint64_t kAllocatorOverhead = 16;
+  const uint64_t bands = (static_cast<uint64_t>(detector_rows) + 15) / 16;
+  return 2 * (sizeof(ViewGeometry) + sizeof(IndexMatrix)) + sizeof(CompressedView) + 16 +
+         bands * (sizeof(std::vector<uint8_t>) + kAllocatorOverhead) + 64;
+}
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
 // The handle whose progress callback this thread is running, if any (the
 // innermost, when a callback calls another handle whose callback runs).
 thread_local const Reconstruction* t_in_callback = nullptr;
@@ -26,6 +42,13 @@ thread_local const Reconstruction* t_in_callback = nullptr;
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
     : settings_(validate_config(config)), ingest_pool_(std::min(settings_.num_threads, kMaxPushThreads)) {
   const fdk_config& c = settings_.config;
+  const uint64_t bookkeeping =
+      static_cast<uint64_t>(c.scan.num_views) * bookkeeping_bytes_per_view(c.detector.size[1]);
+  bookkeeping_ = bookkeeping;
+  if (bookkeeping > settings_.host_budget / 2)
+    fail(FDK_ERROR_BUDGET, "num_views " + std::to_string(c.scan.num_views) + " needs " + mib(bookkeeping) +
+                               " of per-view bookkeeping, more than half the host memory budget (" +
+                               mib(settings_.host_budget) + ")");
   model_.volume = c.volume;
   model_.input_detector = c.detector;
   model_.views = scan_views(config.scan);  // the caller's arrays, copied here
@@ -63,7 +86,16 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.slabs = plan_.slabs;
   slab_done_.assign(plan_.slabs.size(), 0);
   background_failures_.resize(plan_.slabs.size());
-  ingest.store_limit = settings_.host_budget - std::min(settings_.host_budget, plan_.reserve_bytes);
+  // The store has what the slabs' reserve and the per-view bookkeeping
+  // leave; at least one view's worst case, or the first push would fail.
+  const uint64_t held = plan_.reserve_bytes + bookkeeping;
+  ingest.store_limit = settings_.host_budget - std::min(settings_.host_budget, held);
+  if (ingest.store_limit < store_->worst_case_view_bytes())
+    fail(FDK_ERROR_BUDGET, "the host memory budget (" + mib(settings_.host_budget) + ") leaves " +
+                               mib(ingest.store_limit) + " for the projections after the slabs' reserve (" +
+                               mib(plan_.reserve_bytes) + ") and the per-view bookkeeping (" + mib(bookkeeping) +
+                               "): one projection can need " + mib(store_->worst_case_view_bytes()));
+  store_limit_ = ingest.store_limit;
   ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest);
 }
 
@@ -141,7 +173,7 @@ uint64_t Reconstruction::slab_bytes(int slab) const {
 }
 
 uint64_t Reconstruction::cache_capacity() const {
-  const uint64_t used = store_->stored_bytes() + plan_.reserve_bytes;
+  const uint64_t used = store_->stored_bytes() + plan_.reserve_bytes + bookkeeping_;
   return settings_.host_budget > used ? settings_.host_budget - used : 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -458,5 +459,49 @@ TEST(Misuse, ViewStateIsQueriedAndItsMisuseRefused) {
   EXPECT_EQ(fdk_get_view_state(ctx, 0, nullptr, nullptr), FDK_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(fdk_last_error(ctx)).find("state is NULL"), std::string::npos);
   EXPECT_EQ(fdk_get_view_state(nullptr, 0, &state, nullptr), FDK_ERROR_INVALID_ARGUMENT);
+  fdk_destroy(ctx);
+}
+
+// Announced views beyond what the host budget's bookkeeping holds fail at
+// fdk_create, at once (1e8 views ran until the OOM killer ended the
+// process; 2e6 views held 1 GB under a 64 MiB budget).
+TEST(Misuse, ViewsBeyondTheBudgetFailAtCreateAtOnce) {
+  for (int views : {100000000, 2000000, 200000}) {
+    SmallScan scan(16, 4, 16);
+    scan.config.scan.num_views = views;
+    scan.config.host_memory_budget = 64ull << 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    fdk_context* ctx = nullptr;
+    EXPECT_EQ(fdk_create(&scan.config, &ctx), FDK_ERROR_BUDGET) << views;
+    EXPECT_EQ(ctx, nullptr);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0) << views;
+    const std::string message = fdk_last_create_error();
+    EXPECT_NE(message.find("num_views " + std::to_string(views)), std::string::npos) << message;
+    EXPECT_NE(message.find("bookkeeping"), std::string::npos) << message;
+  }
+  SmallScan scan(16, 4, 16);
+  scan.config.scan.num_views = 20000;  // fits: the budget holds them
+  scan.config.host_memory_budget = 64ull << 20;
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&scan.config, &ctx), FDK_OK) << fdk_last_create_error();
+  fdk_destroy(ctx);
+}
+
+// The smallest budget fdk_create accepts stores the first projection (it
+// used to accept budgets whose store could not hold one view, and the first
+// push failed with BUDGET).
+TEST(Misuse, ABudgetAcceptedAtCreateHoldsAView) {
+  SmallScan scan;
+  scan.config.slab_thickness = scan.config.volume.size[1];
+  fdk_context* ctx = nullptr;
+  for (uint64_t budget = 4096;; budget += 4096) {
+    scan.config.host_memory_budget = budget;
+    const fdk_status s = fdk_create(&scan.config, &ctx);
+    if (s == FDK_OK) break;
+    ASSERT_EQ(s, FDK_ERROR_BUDGET);
+    ASSERT_LT(budget, 64ull << 20);
+  }
+  EXPECT_EQ(fdk_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_finish(ctx), FDK_OK);
   fdk_destroy(ctx);
 }

@@ -267,8 +267,10 @@ FDK_API fdk_scan* fdk_scan_init(fdk_scan* scan);
 typedef struct fdk_context fdk_context;
 
 /* Validates the configuration, plans the slabs and picks the backend. An
-   infeasible plan (budget too small) fails here with FDK_ERROR_BUDGET,
-   before any work. On failure *out is NULL and fdk_last_create_error()
+   infeasible plan fails here with FDK_ERROR_BUDGET, before any work: a host
+   budget whose half cannot hold the per-view bookkeeping of num_views
+   (a few hundred bytes a view), or which leaves the store less than one
+   projection's worst case after the slabs' reserve. On failure *out is NULL and fdk_last_create_error()
    describes the problem. */
 FDK_API fdk_status fdk_create(const fdk_config* config, fdk_context** out);
 /* Releases everything; NULL-safe. A call in progress on the handle in

@@ -94,6 +94,8 @@ class Reconstruction {
   std::unique_ptr<ProjectionStore> store_;
   std::unique_ptr<Backend> backend_;
   SlabPlan plan_;
+  uint64_t store_limit_ = 0;  // bytes the compressed store may hold
+  uint64_t bookkeeping_ = 0;  // per-view host memory besides the store
   uint64_t voxels_outside_fov_ = 0;  // of the announced views, for fdk_plan_info
   std::vector<ViewGeometry> configured_views_;    // as announced, for pushes without geometry
   std::vector<IndexMatrix> configured_matrices_;
