@@ -23,8 +23,6 @@
 #include <utility>
 #include <thread>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,6 +30,7 @@
 #include "backproject_kernels.cuh"
 #include "cufft_loader.hpp"
 #include "device_resources.hpp"
+#include "fault_plan_state.hpp"
 #include "fdk/core/slab_prefetch.hpp"
 #include "device_backend.hpp"
 #include "fdk/core/thread_pool.hpp"
@@ -81,7 +80,7 @@ size_t bounce_chunk_floats(const ScanModel& model) {
 int checked_ordinal(const DeviceRole& role) {
   if (role.fault.kind == FaultPlan::Alloc && role.fault.worker == role.worker)
     fail(FDK_ERROR_OUT_OF_MEMORY, "injected allocation failure on GPU " + std::to_string(role.ordinal) +
-                                      " (worker " + std::to_string(role.worker) + ", FDK_TEST_FAULT)");
+                                      " (worker " + std::to_string(role.worker) + ", a test's FaultPlan)");
   return role.ordinal;
 }
 
@@ -952,15 +951,15 @@ class OneDevice final : public DeviceBackend {
   // Resident: where `run`'s planes are written.
   float* run_target(const ScanModel& model, const Run& run) { return run.dest ? run.dest : planes_at(model, run.y0); }
 
-  // FDK_TEST_FAULT: this device fails at the `count`th event of `kind` and
-  // from then on (a failed device stays failed).
+  // FaultPlan Scan and Read: this device fails at the `count`th event of
+  // `kind` and from then on (a failed device stays failed).
   void inject_fault(FaultPlan::Kind kind, int count) {
     throw_if_failed();
     const FaultPlan& f = role_.fault;
     if (f.kind != kind || f.worker != role_.worker || count < f.after) return;
     failed_ = true;
     fail(FDK_ERROR_DEVICE, "injected failure on GPU " + std::to_string(device_) + " (worker " +
-                               std::to_string(role_.worker) + ", FDK_TEST_FAULT)");
+                               std::to_string(role_.worker) + ", a test's FaultPlan)");
   }
 
   // Resident: quads `group` into the planes of `run`.
@@ -1176,7 +1175,7 @@ class OneDevice final : public DeviceBackend {
       return;
     }
     if (role_.fault.direct_reads_only)
-      fail(FDK_ERROR_INTERNAL, "a slab download went through the bounce buffers (FDK_TEST_DIRECT_READS=1)");
+      fail(FDK_ERROR_INTERNAL, "a slab download went through the bounce buffers (FaultPlan::direct_reads_only)");
     constexpr size_t ring = kBounceChunks;
     const size_t chunk = bounce_chunk_;
     const size_t chunks = (count + chunk - 1) / chunk;
@@ -1231,7 +1230,7 @@ class OneDevice final : public DeviceBackend {
         if (role_.fault.kind == FaultPlan::Kernel && role_.fault.worker == role_.worker &&
             slabs_computed_.load() >= role_.fault.after)
           fail(FDK_ERROR_DEVICE, "injected kernel failure on GPU " + std::to_string(device_) + " (worker " +
-                                     std::to_string(role_.worker) + ", FDK_TEST_FAULT)");
+                                     std::to_string(role_.worker) + ", a test's FaultPlan)");
         const auto range = prefetch.range(task.slab);
         compute_slab(model, range[0], range[1], task.buffer - first_buffer);
         slabs_computed_.fetch_add(1);
@@ -1606,8 +1605,8 @@ class OneDevice final : public DeviceBackend {
   DeviceBuffer<float> foreign_;
   int foreign_chunk_ = -1;
   Event foreign_ready_;
-  std::atomic<int> views_seen_{0};  // resident: views filtered or accounted here (FDK_TEST_FAULT)
-  std::atomic<int> reads_{0};       // resident: plane reads (FDK_TEST_FAULT)
+  std::atomic<int> views_seen_{0};  // resident: views filtered or accounted here (FaultPlan)
+  std::atomic<int> reads_{0};       // resident: plane reads (FaultPlan)
   // Resident: the chunks this device holds, stored one after the other in
   // volume_ (slot_of_chunk_: a chunk's place there, -1 for another
   // device's), and all of them as one launch's planes (none: 0 planes).
@@ -1683,30 +1682,16 @@ int resident_chunk_planes(int ny, int devices) {
 
 int aligned_slab_planes() { return kPairPlanesPerThread; }
 
-FaultPlan FaultPlan::from_environment() {
-  FaultPlan plan;
-  const char* direct = std::getenv("FDK_TEST_DIRECT_READS");
-  plan.direct_reads_only = direct && std::strcmp(direct, "1") == 0;
-  if (const char* sets = std::getenv("FDK_TEST_PACKED_SETS")) plan.packed_sets_limit = std::atoi(sets);
-  // "1" or "0" whatever the default, so that tests and A/B runs say which.
-  if (const char* planes = std::getenv("FDK_TEST_PLANE_PAIRS")) {
-    if (std::strcmp(planes, "1") == 0) plan.plane_pairs = true;
-    if (std::strcmp(planes, "0") == 0) plan.plane_pairs = false;
-  }
-  const char* hold = std::getenv("FDK_TEST_HOLD_GROUPS");
-  plan.hold_groups = hold && std::strcmp(hold, "1") == 0;
-  const char* text = std::getenv("FDK_TEST_FAULT");
-  if (!text) return plan;
-  char kind[16] = {};
-  int worker = -1, after = 0;
-  if (std::sscanf(text, "%d:%15[a-z]:%d", &worker, kind, &after) < 2) return plan;
-  plan.worker = worker;
-  plan.after = after;
-  const std::pair<const char*, FaultPlan::Kind> kinds[] = {
-      {"alloc", Alloc}, {"kernel", Kernel}, {"scan", Scan}, {"read", Read}};
-  for (const auto& k : kinds)
-    if (std::strcmp(kind, k.first) == 0) plan.kind = k.second;
-  return plan;
+// The process-wide FaultPlan (fault_plan_state.hpp): the default unless a
+// test links the setter (test_seams.cpp, never part of libfdk.so).
+namespace fault_plan_state {
+std::mutex mutex;
+FaultPlan plan;
+}  // namespace fault_plan_state
+
+FaultPlan current_fault_plan() {
+  std::lock_guard<std::mutex> lock(fault_plan_state::mutex);
+  return fault_plan_state::plan;
 }
 
 std::unique_ptr<DeviceBackend> make_device_backend(const ScanModel& model, const Settings& settings,
