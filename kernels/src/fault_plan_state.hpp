@@ -1,5 +1,5 @@
 // Where the process-wide FaultPlan (fdk/kernels/test_seams.hpp) is kept:
-// defined in device_backend.cu, which the backend links; written only by
+// defined in device_faults.cpp, which the backend links; written only by
 // set_fault_plan (test_seams.cpp), which the shipped library does not.
 #pragma once
 #include <mutex>
