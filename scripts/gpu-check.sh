@@ -21,6 +21,10 @@
 # 0..N-1 and, in the same invocation, on one GPU: the summary then holds the
 # scaling and each GPU's busy time. d runs under a 160 GiB host budget, one
 # timed run and no warm-up, 64 distinct projections pushed cyclically.
+# A/B runs of a knob that only the CUDA backend's test seams turn (plane
+# pairs; libfdk.so has no such knob, nor reads one from the environment):
+# fdk-bench-seams, built and staged next to fdk-bench, e.g.
+#   gpu-prebuilt/bin/fdk-bench-seams --case b --backend cuda --plane-pairs on|off
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 out="${OUT:-/tmp/fdk-gpu-out}"
@@ -61,7 +65,7 @@ else
     -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
   cmake --build build-gpu --parallel "$(nproc)" \
-    --target fdk fdk-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
+    --target fdk fdk-bench fdk-bench-seams test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
     { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
   echo "built $commit"
   bench=./build-gpu/tools/fdk-bench/fdk-bench

@@ -23,6 +23,7 @@
 #include "cufft_loader.hpp"
 #include "device_backend.hpp"
 #include "device_resources.hpp"
+#include "fault_plan_state.hpp"
 #include "fdk/core/error.hpp"
 
 namespace fdk::cuda {
@@ -74,7 +75,7 @@ class CudaBackend final : public Backend {
       slots_.emplace_back();
       slots_.back().ordinal = ordinal;
     }
-    const FaultPlan fault = FaultPlan::from_environment();
+    const FaultPlan fault = current_fault_plan();
     const int ny = model.volume.size[1];
     bool allow_resident = true;
     for (;;) {

@@ -22,6 +22,7 @@
 #include "fdk/core/reconstruction.hpp"
 #include "fdk/core/slab_prefetch.hpp"
 #include "fdk/core/thread_pool.hpp"
+#include "fdk/kernels/test_seams.hpp"
 
 namespace fdk::cuda {
 
@@ -35,39 +36,6 @@ constexpr int kSlabBuffers = 2;
 // after the last push with 64 tasks per chunk, 1.48 s with 32.
 constexpr int kMaxCopyTasks = 32;
 
-// A failure to inject into one device (tests only): from the environment
-// variable FDK_TEST_FAULT="<worker>:<alloc|kernel|scan|read>[:<after>]",
-// read once per fdk_create. "alloc": the device's set-up fails as if out of
-// memory; "kernel": its slab computations fail (a device error) once it has
-// computed <after> slabs; "scan": a resident device fails (a device error)
-// at its view number <after> of the scan, "read": at its read number
-// <after> after the scan. A device that failed stays failed.
-struct FaultPlan {
-  enum Kind { None, Alloc, Kernel, Scan, Read } kind = None;
-  int worker = -1;
-  int after = 0;
-  // FDK_TEST_DIRECT_READS=1: a slab download that would go through the
-  // bounce buffers fails instead (tests of reads into page-locked memory).
-  bool direct_reads_only = false;
-  // FDK_TEST_PACKED_SETS=<n>: a resident device reserves at most n sets for
-  // groups of pairs packed as they complete; the others are packed at each
-  // launch (tests that the two give the same bits).
-  int packed_sets_limit = -1;
-  // Plane pairs: a resident volume backprojects its scan's first quarter as
-  // plane pairs (plan_resident_pairs), its chunks dealt in mirror images.
-  // FDK_TEST_PLANE_PAIRS=1 turns them on, =0 off. Off by default until
-  // measured on several GPUs, where the start they save weighs most: the
-  // bars met on two and four GPUs were measured without them. On one H200
-  // they took (a) 0.055, 0.057 -> 0.055, 0.050 s end to end, (b) 0.776,
-  // 0.771 -> 0.757, 0.756 s, (c) 5.88 -> 5.87 s (PERFORMANCE.md, tenth pass).
-  bool plane_pairs = false;
-  // FDK_TEST_HOLD_GROUPS=1: a resident device launches no group during the
-  // scan; all wait for the finish's spans (tests that both give the same
-  // bits, whatever the GPU's pace).
-  bool hold_groups = false;
-  static FaultPlan from_environment();
-};
-
 struct DeviceRole {
   int ordinal = 0;                  // CUDA device
   int worker = 0;                   // its position among the devices in use
@@ -75,7 +43,7 @@ struct DeviceRole {
   std::vector<int> chunks;          // resident: the chunks it holds, ascending
   bool allow_resident = true;       // false: stream even when the volume fits
   bool filters_for_store = false;   // streaming: it filters views for the store
-  FaultPlan fault;
+  FaultPlan fault;                  // tests only (test_seams.hpp): the default plan ships
 };
 
 // The coordinator answers the Backend questions about the whole (keeps_volume,

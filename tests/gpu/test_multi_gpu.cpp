@@ -3,22 +3,29 @@
 // GPU failed), and fdk_slab_ready answers without blocking. On a machine with
 // one GPU the "GPUs" are workers on that device (listed several times in
 // fdk_config.devices), which exercises the same scheduling; with two or more
-// GPUs the real ones are checked too. Failures are injected through
-// FDK_TEST_FAULT (kernels/src/device_backend.hpp). Every test skips, saying
+// GPUs the real ones are checked too. Failures are injected, and the
+// scheduling knobs turned, through the CUDA backend's test seams
+// (fdk/kernels/test_seams.hpp), which only this static link of the library
+// (fdk_testable) can set: libfdk.so has none. Every test skips, saying
 // "skipped: no GPU", where no CUDA device is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "fdk/kernels/test_seams.hpp"
 #include "small_scan.hpp"
 
+using fdk::cuda::FaultPlan;
+using fdk::cuda::ScopedFaultPlan;
 using fdk_test::SmallScan;
 
 namespace {
@@ -51,11 +58,44 @@ fdk_config on_devices(fdk_config c, const std::vector<int>& ordinals, uint64_t b
   return c;
 }
 
-// Sets FDK_TEST_FAULT for the contexts created while it lives.
+// A failure written "<worker>:<alloc|kernel|scan|read>[:<after>]" (see
+// FaultPlan); a malformed one fails the test.
+FaultPlan fault_plan(const char* text) {
+  FaultPlan plan;
+  char kind[16] = {};
+  if (std::sscanf(text, "%d:%15[a-z]:%d", &plan.worker, kind, &plan.after) < 2) ADD_FAILURE() << "bad fault " << text;
+  const std::pair<const char*, FaultPlan::Kind> kinds[] = {
+      {"alloc", FaultPlan::Alloc}, {"kernel", FaultPlan::Kernel}, {"scan", FaultPlan::Scan}, {"read", FaultPlan::Read}};
+  for (const auto& k : kinds)
+    if (std::strcmp(kind, k.first) == 0) plan.kind = k.second;
+  EXPECT_NE(plan.kind, FaultPlan::None) << "bad fault " << text;
+  return plan;
+}
+
+// Injects the failure `text` into the contexts created while it lives.
 struct InjectedFault {
-  explicit InjectedFault(const char* plan) { setenv("FDK_TEST_FAULT", plan, 1); }
-  ~InjectedFault() { unsetenv("FDK_TEST_FAULT"); }
+  explicit InjectedFault(const char* text) : scope(fault_plan(text)) {}
+  ScopedFaultPlan scope;
 };
+
+FaultPlan with_packed_sets_limit(int limit) {
+  FaultPlan plan;
+  plan.packed_sets_limit = limit;
+  return plan;
+}
+
+FaultPlan with_direct_reads_only() {
+  FaultPlan plan;
+  plan.direct_reads_only = true;
+  return plan;
+}
+
+FaultPlan with_plane_pairs(bool on, bool hold_groups) {
+  FaultPlan plan;
+  plan.plane_pairs = on;
+  plan.hold_groups = hold_groups;
+  return plan;
+}
 
 struct Outcome {
   std::vector<float> volume;
@@ -114,7 +154,7 @@ std::string describe(const std::vector<int>& ordinals) {
 
 constexpr uint64_t kStreamBudget = 4u << 20;  // a 64^3 volume then streams in several slabs
 
-// A resident run with one injected failure (FDK_TEST_FAULT) on `devices`:
+// A resident run with one injected failure (FaultPlan) on `devices`:
 // worker `failed` should be the only one marked failed.
 struct FaultCase {
   std::vector<int> devices;
@@ -159,8 +199,8 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 // A resident device packs each group of mirror pairs once, as it completes,
 // into a set reserved at set-up; without a set (no room) a group is packed
 // at each launch. Both give the same bits, on one GPU and on several, with
-// none, some or all of the groups packed early (FDK_TEST_PACKED_SETS caps
-// the sets). 400 views make 200 pairs: four groups, the last one partial.
+// none, some or all of the groups packed early (FaultPlan::packed_sets_limit
+// caps the sets). 400 views make 200 pairs: four groups, the last one partial.
 TEST(MultiGpu, GroupsPackedEarlyOrAtEachLaunchGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   const SmallScan scan(64, 400, 96);
@@ -168,21 +208,20 @@ TEST(MultiGpu, GroupsPackedEarlyOrAtEachLaunchGiveTheSameBits) {
   ASSERT_FALSE(all.volume.empty());
   std::vector<std::vector<int>> sets{{0}, {0, 0}};
   if (gpu_count() >= 2) sets.push_back({0, 1});
-  for (const char* limit : {"0", "2"}) {
-    setenv("FDK_TEST_PACKED_SETS", limit, 1);
+  for (const int limit : {0, 2}) {
+    const ScopedFaultPlan capped_sets(with_packed_sets_limit(limit));
     for (const auto& set : sets) {
       const Outcome capped = reconstruct(on_devices(scan.config, set, 0), scan);
       EXPECT_TRUE(same_bits(all.volume, capped.volume)) << describe(set) << " with at most " << limit << " sets";
-      std::printf("[gpu] resident on %s, at most %s groups packed early: same bits as all packed early: %s\n",
+      std::printf("[gpu] resident on %s, at most %d groups packed early: same bits as all packed early: %s\n",
                   describe(set).c_str(), limit, same_bits(all.volume, capped.volume) ? "yes" : "NO");
     }
-    unsetenv("FDK_TEST_PACKED_SETS");
   }
 }
 
 // Slabs read into page-locked memory (fdk_alloc_host) go straight from the
-// GPUs by DMA, without the bounce buffers (FDK_TEST_DIRECT_READS makes a
-// bounced download fail): the same bytes as a read into ordinary memory,
+// GPUs by DMA, without the bounce buffers (FaultPlan::direct_reads_only
+// makes a bounced download fail): the same bytes as a read into ordinary memory,
 // and nothing written past the slab. Resident on one GPU
 // and on several (a read spans several GPUs' chunks), and streamed.
 TEST(MultiGpu, SlabsReadIntoPageLockedMemoryAreTheSameBytes) {
@@ -196,9 +235,11 @@ TEST(MultiGpu, SlabsReadIntoPageLockedMemoryAreTheSameBytes) {
     ASSERT_FALSE(ordinary.volume.empty());
     // Every download of this context must go straight by DMA: one through
     // the bounce buffers fails the read.
-    setenv("FDK_TEST_DIRECT_READS", "1", 1);
-    fdk_context* ctx = scanned(config, scan);
-    unsetenv("FDK_TEST_DIRECT_READS");
+    fdk_context* ctx = nullptr;
+    {
+      const ScopedFaultPlan direct(with_direct_reads_only());
+      ctx = scanned(config, scan);
+    }
     ASSERT_NE(ctx, nullptr);
     int32_t slabs = 0;
     ASSERT_EQ(fdk_slab_count(ctx, &slabs), FDK_OK);
@@ -323,7 +364,7 @@ SmallScan off_centre_detector() {
 
 }  // namespace
 
-// Plane pairs (FDK_TEST_PLANE_PAIRS=1; =0 without them): 256 planes in 16
+// Plane pairs (FaultPlan::plane_pairs; off without them): 256 planes in 16
 // chunks; two to four workers hold chunks dealt in mirror images (c with
 // 15 - c), two evenly spaced runs each, where a plane pair of the scan's
 // first quarter updates both its planes in one launch; three take them in
@@ -333,10 +374,13 @@ SmallScan off_centre_detector() {
 TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
   SKIP_WITHOUT_GPU();
   const SmallScan scan = tall(SmallScan(64, 120, 96));
-  setenv("FDK_TEST_PLANE_PAIRS", "0", 1);
-  const Outcome pairs = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  const Outcome pairs = [&] {
+    const ScopedFaultPlan off(with_plane_pairs(false, false));
+    return reconstruct(on_devices(scan.config, {0}, 0), scan);
+  }();
   ASSERT_FALSE(pairs.volume.empty());
-  setenv("FDK_TEST_PLANE_PAIRS", "1", 1);
+  std::optional<ScopedFaultPlan> plan;
+  plan.emplace(with_plane_pairs(true, false));
   const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
   ASSERT_FALSE(one.volume.empty());
   EXPECT_FALSE(same_bits(one.volume, pairs.volume)) << "the plane pairs' path was not taken";
@@ -352,7 +396,8 @@ TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
   // Every group held for the finish, whose spans of the lower half take
   // the plane pairs for their mirror images too (on one, two and four
   // workers; on three each span its own).
-  setenv("FDK_TEST_HOLD_GROUPS", "1", 1);
+  plan.reset();
+  plan.emplace(with_plane_pairs(true, true));
   sets.insert(sets.begin(), std::vector<int>{0});
   for (const auto& set : sets) {
     const Outcome held = reconstruct(on_devices(scan.config, set, 0), scan);
@@ -360,8 +405,7 @@ TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
     std::printf("[gpu] plane pairs, every group held for the finish on %s: same bits: %s\n", describe(set).c_str(),
                 same_bits(one.volume, held.volume) ? "yes" : "NO");
   }
-  unsetenv("FDK_TEST_HOLD_GROUPS");
-  unsetenv("FDK_TEST_PLANE_PAIRS");
+  plan.reset();
   // And the physics: the CPU backend's volume.
   fdk_config cpu = scan.config;
   cpu.backend = FDK_BACKEND_CPU;

@@ -21,6 +21,11 @@
 // busy time (backprojection kernels) and slab computations come from
 // fdk_get_device_stats. The peak resident host memory (VmHWM) is read after
 // each configuration's runs.
+//
+// fdk-bench-seams is this program over the library's objects linked
+// statically (fdk_testable) instead of libfdk.so, for A/B runs of what
+// only the CUDA backend's test seams turn (fdk/kernels/test_seams.hpp):
+// --plane-pairs on|off. The shipped library has no such knob.
 #include <fdk/fdk.h>
 
 #include <algorithm>
@@ -44,6 +49,10 @@
 
 #include <dirent.h>
 #include <unistd.h>
+
+#ifdef FDK_BENCH_TEST_SEAMS
+#include "fdk/kernels/test_seams.hpp"
+#endif
 
 namespace {
 
@@ -77,6 +86,7 @@ struct Options {
   bool baseline = true;  // with gpus > 1, also run on one GPU
   bool page_locked = false;  // the slab buffer from fdk_alloc_host
   int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;  // the library's default
+  int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
   std::string json;
   std::string commit;
   std::string command_line;
@@ -109,6 +119,7 @@ void print_help() {
       "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
       "                 [--page-locked] [--outside-fov backproject|zero]\n"
       "                 [--json FILE] [--commit TEXT]\n"
+      "       fdk-bench-seams [the same] [--plane-pairs on|off]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
       "c 2048^3/1200/2048x2048, d 4096^3/2400/4096x4096, cpu 256^3/360/256x256.\n"
@@ -133,6 +144,9 @@ void print_help() {
       "by default into ordinary memory.\n"
       "--outside-fov zero leaves the voxels outside the field of view at 0, not\n"
       "computed (default: backprojected, as rtkfdk; GUPS counts every voxel).\n"
+      "--plane-pairs on|off (fdk-bench-seams only, for A/B runs): a resident CUDA\n"
+      "volume backprojects its scan's first quarter as plane pairs, or not; the\n"
+      "shipped library keeps them off (FaultPlan::plane_pairs).\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");
@@ -248,6 +262,15 @@ Options parse_options(int argc, char** argv) {
       char* end = nullptr;
       o.rate = std::strtod(text.c_str(), &end);
       if (end == text.c_str() || *end != '\0' || !(o.rate > 0)) usage_error("bad --rate '" + text + "'");
+    } else if (arg == "--plane-pairs") {
+      const std::string v = next("--plane-pairs");
+      if (v == "on") o.plane_pairs = 1;
+      else if (v == "off") o.plane_pairs = 0;
+      else usage_error("bad --plane-pairs '" + v + "' (on or off)");
+#ifndef FDK_BENCH_TEST_SEAMS
+      usage_error("--plane-pairs is a test seam of the CUDA backend, which libfdk does not have: "
+                  "use fdk-bench-seams");
+#endif
     } else if (arg == "--json") {
       o.json = next("--json");
     } else if (arg == "--commit") {
@@ -1000,6 +1023,15 @@ double ratio(double numerator, double denominator) {
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
+#ifdef FDK_BENCH_TEST_SEAMS
+  if (o.plane_pairs >= 0) {
+    fdk::cuda::FaultPlan plan;
+    plan.plane_pairs = o.plane_pairs == 1;
+    fdk::cuda::set_fault_plan(plan);
+    std::printf("fdk-bench-seams: plane pairs %s (a test seam; the shipped library keeps them off)\n",
+                plan.plane_pairs ? "on" : "off");
+  }
+#endif
 
   Projections projections;
   const size_t pixels_per_view = static_cast<size_t>(o.det_u) * o.det_v;

@@ -1,0 +1,61 @@
+// The CUDA backend's test seams: a failure to inject into one device and
+// the scheduling knobs that tests turn. Only tests reach them: the setter
+// lives in an object file of the static library fdk_kernels that nothing
+// in libfdk.so references, so the shipped library neither contains nor
+// exports it, and no process environment can change what a context does
+// (tests/packaging checks both). Tests link the library's objects
+// statically (target fdk_testable) to call it. Not installed.
+#pragma once
+
+namespace fdk::cuda {
+
+// What the CUDA contexts created while a plan is set do differently. The
+// default plan is what the shipped library always runs.
+struct FaultPlan {
+  // A device that fails: "alloc": its set-up fails as if out of memory;
+  // "kernel": its slab computations fail (a device error) once it has
+  // computed `after` slabs; "scan": a resident device fails (a device
+  // error) at its view number `after` of the scan, "read": at its read
+  // number `after` after the scan. A device that failed stays failed.
+  enum Kind { None, Alloc, Kernel, Scan, Read } kind = None;
+  int worker = -1;  // the device's position among the devices in use
+  int after = 0;
+  // A slab download that would go through the bounce buffers fails
+  // instead (tests of reads into page-locked memory).
+  bool direct_reads_only = false;
+  // >= 0: a resident device reserves at most this many sets for groups of
+  // pairs packed as they complete; the others are packed at each launch
+  // (tests that the two give the same bits).
+  int packed_sets_limit = -1;
+  // Plane pairs: a resident volume backprojects its scan's first quarter as
+  // plane pairs (plan_resident_pairs), its chunks dealt in mirror images.
+  // Off in the shipped library until measured on several GPUs, where the
+  // start they save weighs most: the bars met on two and four GPUs were
+  // measured without them. On one H200 they took (a) 0.055, 0.057 -> 0.055,
+  // 0.050 s end to end, (b) 0.776, 0.771 -> 0.757, 0.756 s, (c) 5.88 ->
+  // 5.87 s (PERFORMANCE.md, tenth pass).
+  bool plane_pairs = false;
+  // A resident device launches no group during the scan; all wait for the
+  // finish's spans (tests that both give the same bits, whatever the GPU's
+  // pace).
+  bool hold_groups = false;
+};
+
+// The plan every CUDA context created from now on takes (read once per
+// fdk_create), in this process.
+void set_fault_plan(const FaultPlan& plan);
+
+// Sets a plan for the contexts created while it lives, then puts the
+// previous one back.
+class ScopedFaultPlan {
+ public:
+  explicit ScopedFaultPlan(const FaultPlan& plan);
+  ~ScopedFaultPlan();
+  ScopedFaultPlan(const ScopedFaultPlan&) = delete;
+  ScopedFaultPlan& operator=(const ScopedFaultPlan&) = delete;
+
+ private:
+  FaultPlan previous_;
+};
+
+}  // namespace fdk::cuda

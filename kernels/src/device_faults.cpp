@@ -1,0 +1,52 @@
+// The test seams (fdk/kernels/test_seams.hpp) as the shipped library sees
+// them: the process-wide FaultPlan, which stays the default unless a test
+// links the setter (test_seams.cpp, never part of libfdk.so), and the
+// places where a device fails on purpose. Apart so that everything a test
+// can change about a device is in one file, and none of it comes from the
+// environment.
+#include <mutex>
+#include <string>
+
+#include "fault_plan_state.hpp"
+#include "one_device.hpp"
+
+namespace fdk::cuda {
+
+namespace fault_plan_state {
+std::mutex mutex;
+FaultPlan plan;
+}  // namespace fault_plan_state
+
+FaultPlan current_fault_plan() {
+  std::lock_guard<std::mutex> lock(fault_plan_state::mutex);
+  return fault_plan_state::plan;
+}
+
+int checked_ordinal(const DeviceRole& role) {
+  if (role.fault.kind == FaultPlan::Alloc && role.fault.worker == role.worker)
+    fail(FDK_ERROR_OUT_OF_MEMORY, "injected allocation failure on GPU " + std::to_string(role.ordinal) +
+                                      " (worker " + std::to_string(role.worker) + ", a test's FaultPlan)");
+  return role.ordinal;
+}
+
+// FaultPlan Scan and Read: this device fails at the `count`th event of
+// `kind` and from then on (a failed device stays failed).
+void OneDevice::inject_fault(FaultPlan::Kind kind, int count) {
+  throw_if_failed();
+  const FaultPlan& f = role_.fault;
+  if (f.kind != kind || f.worker != role_.worker || count < f.after) return;
+  failed_ = true;
+  fail(FDK_ERROR_DEVICE, "injected failure on GPU " + std::to_string(device_) + " (worker " +
+                             std::to_string(role_.worker) + ", a test's FaultPlan)");
+}
+
+// FaultPlan Kernel: a streamed slab fails once this device has computed
+// `after` of them (the worker then retires).
+void OneDevice::inject_slab_fault() {
+  if (role_.fault.kind == FaultPlan::Kernel && role_.fault.worker == role_.worker &&
+      slabs_computed_.load() >= role_.fault.after)
+    fail(FDK_ERROR_DEVICE, "injected kernel failure on GPU " + std::to_string(device_) + " (worker " +
+                               std::to_string(role_.worker) + ", a test's FaultPlan)");
+}
+
+}  // namespace fdk::cuda
