@@ -52,7 +52,6 @@ TEST(ListFiles, NaturalOrderPatternAndHiddenFiles) {
   for (const char* n : {"p10.tif", "p2.tif", "p1.tif", ".hidden.tif", "notes.txt", "P3.TIF"}) {
     fdk_adapter_test::write_text(dir / n, "x");
   }
-  std::filesystem::create_directory(dir / "sub.tif");
   const auto files = list_files(dir.path(), "*.tif");
   ASSERT_EQ(files.size(), 4u);
   EXPECT_EQ(base_name(files[0]), "p1.tif");
@@ -60,6 +59,14 @@ TEST(ListFiles, NaturalOrderPatternAndHiddenFiles) {
   EXPECT_EQ(base_name(files[2]), "P3.TIF");
   EXPECT_EQ(base_name(files[3]), "p10.tif");
   EXPECT_EQ(list_files(dir.path(), "").size(), 5u);
+  // A folder that matches is listed by list_entries and refused by
+  // list_files (it used to be skipped without a word).
+  std::filesystem::create_directory(dir / "sub.tif");
+  EXPECT_EQ(list_entries(dir.path(), "*.tif").size(), 5u);
+  const std::string msg = fdk_adapter_test::what_of([&] { list_files(dir.path(), "*.tif"); });
+  EXPECT_NE(msg.find("sub.tif' matches '*.tif' but is a folder, not a file"), std::string::npos)
+      << msg;
+  EXPECT_EQ(list_files(dir.path(), "p*.tif").size(), 4u);
 }
 
 TEST(ListFiles, MissingFolderNamesIt) {

@@ -299,3 +299,69 @@ TEST(DefaultVolume, VoxelIsPixelOverMagnificationAndCoversTheFieldOfView) {
   up.projection_offset_y = 10;
   EXPECT_NEAR(default_volume(det, up).origin[1] - vol.origin[1], 5.0, 1e-9);
 }
+
+// A NUL byte used to hide the rest of a value from strtod ("1000\0junk" was
+// read as 1000, in both parsers): now the file is refused, naming the file,
+// the line and the byte offset.
+TEST(GeometryFiles, NulBytesAreRefusedWithLineAndByteOffset) {
+  using namespace std::string_literals;
+  const std::string ini = "sid = 1000\nsdd = 1500\0junk\nviews = 10\n"s;
+  std::string msg = what_of([&] { parse_scan_ini(ini, "s.ini"); });
+  EXPECT_NE(msg.find("'s.ini' line 2 (byte offset 21): a NUL byte"), std::string::npos) << msg;
+  const std::string xml =
+      "<RTKThreeDCircularGeometry version=\"3\">\n"
+      "<SourceToIsocenterDistance>1000\0x</SourceToIsocenterDistance>\n"
+      "<SourceToDetectorDistance>1500</SourceToDetectorDistance>\n"
+      "<Projection><GantryAngle>0</GantryAngle></Projection>\n"
+      "</RTKThreeDCircularGeometry>\n"s;
+  msg = what_of([&] { parse_rtk_geometry(xml, "g.xml"); });
+  EXPECT_NE(msg.find("geometry 'g.xml' line 2 (byte offset 71): a NUL byte"), std::string::npos)
+      << msg;
+  // From files: the message names the path.
+  fdk_adapter_test::TempDir dir;
+  fdk_adapter_test::write_text(dir / "scan.ini", ini);
+  fdk_adapter_test::write_text(dir / "geometry.xml", xml);
+  EXPECT_NE(what_of([&] { read_scan_ini(dir / "scan.ini"); }).find(dir / "scan.ini"),
+            std::string::npos);
+  EXPECT_NE(what_of([&] { read_rtk_geometry(dir / "geometry.xml"); }).find(dir / "geometry.xml"),
+            std::string::npos);
+  // Without the NUL both parse.
+  std::string clean_ini = ini, clean_xml = xml;
+  clean_ini.erase(clean_ini.find('\0'), 5);
+  clean_xml.erase(clean_xml.find('\0'), 2);
+  EXPECT_DOUBLE_EQ(*parse_scan_ini(clean_ini, "s.ini").sdd, 1500);
+  EXPECT_DOUBLE_EQ(parse_rtk_geometry(clean_xml, "g.xml")[0].sid, 1000);
+}
+
+// Values the library would refuse at fdk_create are refused where they are
+// read, naming the file and line (fdk-convert: exit 3 for a file, 2 for a
+// flag, instead of 5 from the library).
+TEST(GeometryFiles, ValuesBeyondTheLibrarysLimitsAreRefusedWhereRead) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"sid = 1000\narc = 720\n", "line 2: arc = '720': must lie in (0, 360] degrees"},
+      {"start_angle = 1e7\n", "line 1: start_angle = '1e7': must lie within [-1e6, 1e6] degrees"},
+      {"in_plane_angle = -2e6\n", "must lie within [-1e6, 1e6] degrees"},
+      {"out_of_plane_angle = 1e9\n", "must lie within [-1e6, 1e6] degrees"},
+      {"[volume]\nsize = 70000 10 10\n", "line 2: volume.size = '70000 10 10': must be an integer in [1, 65536]"},
+      {"[detector]\nsize = 1 10\n", "must be an integer in [2, 65536]"},
+      {"[detector]\nsize = 65537 10\n", "must be an integer in [2, 65536]"},
+  };
+  for (const Case& c : cases) {
+    const std::string msg = what_of([&] { parse_scan_ini(c.text, "s.ini"); });
+    EXPECT_NE(msg.find("'s.ini' line"), std::string::npos) << c.text << " -> " << msg;
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.text << " -> " << msg;
+  }
+  const std::string xml =
+      "<RTKThreeDCircularGeometry version=\"3\">\n"
+      "<SourceToIsocenterDistance>1000</SourceToIsocenterDistance>\n"
+      "<SourceToDetectorDistance>1500</SourceToDetectorDistance>\n"
+      "<Projection><GantryAngle>1e7</GantryAngle></Projection>\n"
+      "</RTKThreeDCircularGeometry>\n";
+  const std::string msg = what_of([&] { parse_rtk_geometry(xml, "g.xml"); });
+  EXPECT_NE(msg.find("'g.xml' line 4: <GantryAngle> 10000000 degrees: it must lie within"),
+            std::string::npos)
+      << msg;
+}

@@ -2,6 +2,8 @@
 // flat fields, bad-pixel maps, and the errors for inconsistent folders.
 #include <fdk/adapters/error.hpp>
 #include <fdk/adapters/projection_folder.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -212,4 +214,73 @@ TEST(ProjectionFolder, BadPixelMapAndCropAndBinning) {
     EXPECT_EQ(f.read(0, out.data(), ws), 0u) << map;  // nothing clamped
     for (float v : out) EXPECT_NEAR(v, std::log(2.0), 1e-6) << map;
   }
+}
+
+// A projection that cannot be read is an error naming it and why, never a
+// skipped file: skipping one spread the scan's angles over the others (a
+// silently damaged reconstruction). Dangling links, folders and pipes used
+// to be skipped; empty and unreadable files failed, less clearly.
+TEST(ProjectionFolder, AnUnreadableEntryIsAnErrorNeverASkippedProjection) {
+  struct Case {
+    const char* what;
+    std::function<void(const std::string&)> make;  // makes p2.tif unreadable
+    const char* message;
+  };
+  std::vector<Case> cases = {
+      {"dangling symlink",
+       [](const std::string& p) { std::filesystem::create_symlink("gone.tif", p); },
+       "p2.tif' matches '*.tif;*.tiff' but is a dangling symbolic link (to 'gone.tif'"},
+      {"folder", [](const std::string& p) { std::filesystem::create_directory(p); },
+       "p2.tif' matches '*.tif;*.tiff' but is a folder, not a file"},
+      {"link to a folder",
+       [](const std::string& p) {
+         std::filesystem::create_directory(p + ".d");
+         std::filesystem::create_symlink(p + ".d", p);
+       },
+       "p2.tif' matches '*.tif;*.tiff' but is a folder, not a file"},
+      {"named pipe", [](const std::string& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0); },
+       "p2.tif' matches '*.tif;*.tiff' but is not a regular file"},
+      {"empty file", [](const std::string& p) { fdk_adapter_test::write_text(p, ""); },
+       "p2.tif' matches '*.tif;*.tiff' but is empty (0 bytes)"},
+  };
+  if (::geteuid() != 0) {  // root reads a file of mode 000 all the same
+    cases.push_back({"permission denied",
+                     [](const std::string& p) {
+                       write_raw_tiff(p, kW, kH, {raw_projection(2)});
+                       std::filesystem::permissions(p, std::filesystem::perms::none);
+                     },
+                     "p2.tif' matches '*.tif;*.tiff' but cannot be read: Permission denied"});
+  }
+  for (const Case& c : cases) {
+    TempDir dir;
+    for (int i : {0, 1, 3, 4}) {
+      write_raw_tiff(dir / ("p" + std::to_string(i) + ".tif"), kW, kH, {raw_projection(i)});
+    }
+    c.make(dir / "p2.tif");
+    ProjectionFolderOptions o;
+    o.preprocess.i0 = kFlat;
+    o.preprocess.dark_level = kDark;
+    int count = -1;
+    const std::string msg = what_of([&] { count = ProjectionFolder(dir.path(), o).count(); });
+    EXPECT_NE(msg.find(dir / c.message), std::string::npos)
+        << c.what << ": " << (msg.empty() ? "no error, " + std::to_string(count) + " projections" : msg);
+  }
+}
+
+// Calibration folders are listed the same way: a dangling dark frame is an
+// error, not a dark field averaged from fewer frames.
+TEST(ProjectionFolder, AnUnreadableCalibrationFrameIsAnError) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "proj");
+  std::filesystem::create_directories(dir / "dark");
+  write_raw_tiff(dir / "proj/p0.tif", kW, kH, {raw_projection(0)});
+  write_raw_tiff(dir / "dark/d0.tif", kW, kH, {constant(kW, kH, kDark)});
+  std::filesystem::create_symlink("missing.tif", dir / "dark/d1.tif");
+  ProjectionFolderOptions o;
+  o.dark = dir / "dark";
+  o.preprocess.i0 = kFlat;
+  const std::string msg = what_of([&] { ProjectionFolder f(dir / "proj", o); });
+  EXPECT_NE(msg.find("d1.tif' matches '*.tif;*.tiff' but is a dangling symbolic link"),
+            std::string::npos)
+      << msg;
 }

@@ -4,6 +4,7 @@
 #include <fdk/adapters/tiff_io.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 
@@ -22,6 +23,38 @@ struct Format {
   SampleType type;
   double scale, offset;  // values written: offset + scale * index
 };
+
+// A classic little-endian TIFF of `next.size()` pages of 2 x 2 uint8 pixels,
+// written by hand so that the chain of directories can be broken: page i's
+// "next directory" field points at page next[i] (-1: the end of the chain).
+std::string tiff_with_directory_chain(const std::vector<int>& next) {
+  auto u16 = [](std::string& s, uint16_t v) { s.append(reinterpret_cast<const char*>(&v), 2); };
+  auto u32 = [](std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); };
+  const uint32_t entries = 8, ifd_bytes = 2 + 12 * entries + 4;
+  const uint32_t pixels_at = 8 + ifd_bytes * static_cast<uint32_t>(next.size());
+  std::string s = "II";
+  u16(s, 42);
+  u32(s, 8);
+  for (size_t i = 0; i < next.size(); ++i) {
+    u16(s, static_cast<uint16_t>(entries));
+    const uint32_t tags[8][3] = {{256, 3, 2}, {257, 3, 2}, {258, 3, 8}, {259, 3, 1},
+                                 {262, 3, 1}, {273, 4, pixels_at}, {278, 3, 2}, {279, 4, 4}};
+    for (const auto& t : tags) {
+      u16(s, static_cast<uint16_t>(t[0]));
+      u16(s, static_cast<uint16_t>(t[1]));
+      u32(s, 1);
+      if (t[1] == 3) {
+        u16(s, static_cast<uint16_t>(t[2]));
+        u16(s, 0);
+      } else {
+        u32(s, t[2]);
+      }
+    }
+    u32(s, next[i] < 0 ? 0u : 8 + ifd_bytes * static_cast<uint32_t>(next[i]));
+  }
+  s += std::string("\x01\x02\x03\x04", 4);
+  return s;
+}
 
 }  // namespace
 
@@ -150,6 +183,60 @@ TEST(TiffReader, CorruptFilesGiveClearErrorsAndPrintNothing) {
             std::string::npos);
   EXPECT_NE(what_of([&] { TiffReader r(dir.path()); }).find("is a folder"), std::string::npos);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// A directory chain that loops back (to the page itself, to the first or to
+// a middle page) is a corrupt file: libtiff 4.5 stops quietly at the loop and
+// the file used to pass as a shorter one (older libtiff walks it far longer).
+TEST(TiffReader, DirectoryChainThatLoopsIsRefused) {
+  TempDir dir;
+  const std::string ok = tiff_with_directory_chain({1, 2, -1});
+  TiffReader good(ok.data(), ok.size(), "three.tif");
+  EXPECT_EQ(good.page_count(), 3);
+  EXPECT_EQ(good.read_page(2)[3], 4.0f);
+  testing::internal::CaptureStderr();
+  const std::vector<std::vector<int>> loops = {{0}, {1, 2, 0}, {1, 2, 1}};
+  for (const auto& chain : loops) {
+    const std::string bytes = tiff_with_directory_chain(chain);
+    const std::string msg = what_of([&] {
+      TiffReader r(bytes.data(), bytes.size(), "loop.tif");
+      r.page_count();
+    });
+    EXPECT_NE(msg.find("'loop.tif': the page (IFD) chain loops"), std::string::npos)
+        << chain.size() << " pages: " << msg;
+  }
+  // The same from a file, through the folder check's path.
+  fdk_adapter_test::write_text(dir / "loop.tif", tiff_with_directory_chain({1, 0}));
+  const std::string msg = what_of([&] {
+    TiffReader r(dir / "loop.tif");
+    r.page_count();
+  });
+  EXPECT_NE(msg.find("loop.tif': the page (IFD) chain loops: page 1 points back to the "
+                     "directory at byte 8"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// More pages than kMaxTiffPages: refused before libtiff counts them.
+TEST(TiffReader, AbsurdPageCountIsRefused) {
+  // One real page, then empty directories (0 entries and the next offset,
+  // 6 bytes each) up to one more than the limit.
+  std::string s = tiff_with_directory_chain({-1});
+  const uint32_t first_empty = static_cast<uint32_t>(s.size());
+  std::memcpy(&s[8 + 2 + 12 * 8], &first_empty, 4);
+  const uint32_t n = kMaxTiffPages;
+  s.reserve(s.size() + 6 * static_cast<size_t>(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t next = i + 1 < n ? first_empty + 6 * (i + 1) : 0;
+    s += std::string(2, '\0');
+    s.append(reinterpret_cast<const char*>(&next), 4);
+  }
+  const std::string msg = what_of([&] {
+    TiffReader r(s.data(), s.size(), "many.tif");
+    r.page_count();
+  });
+  EXPECT_NE(msg.find("'many.tif' has more than 1048576 pages"), std::string::npos) << msg;
 }
 
 TEST(TiffReader, UnsupportedKindsSayWhatIsSupported) {

@@ -260,6 +260,7 @@ TEST(ToolsExitCodes, BadInputsAreNamedAndLeaveNoOutput) {
     std::string input, extra;
     int code;
     std::string message;
+    bool bare = false;  // without the dark, flat and INI (line-integral input)
   };
   const std::string bad = dir / "bad";
   auto fresh_copy = [&] {
@@ -312,13 +313,70 @@ TEST(ToolsExitCodes, BadInputsAreNamedAndLeaveNoOutput) {
        proj, " --geometry " + (dir / "g.xml"), 3, "g.xml"},
       {"unwritable output", [&] { fdk_adapter_test::write_text(dir / "out", "a file"); }, proj,
        "", 4, "out"},
+      {"dangling symlink among the projections (was skipped: 11 views spread over 360 deg)",
+       [&] {
+         fresh_copy();
+         std::filesystem::remove(bad + "/proj_0004.tif");
+         std::filesystem::create_symlink("lost.tif", bad + "/proj_0004.tif");
+       },
+       bad, " --views 11", 3, "proj_0004.tif' matches '*.tif;*.tiff' but is a dangling symbolic link"},
+      {"a folder named like a projection (was skipped)",
+       [&] {
+         fresh_copy();
+         std::filesystem::create_directory(bad + "/proj_0012.tif");
+       },
+       bad, "", 3, "proj_0012.tif' matches '*.tif;*.tiff' but is a folder"},
+      {"NUL byte in the INI (was read as 'sid = 500')",
+       [&] {
+         const std::string ini = fdk_adapter_test::read_all(dir / "scan/scan.ini");
+         std::string with_nul = ini;
+         const size_t at = with_nul.find("sid = ");
+         ASSERT_NE(at, std::string::npos);
+         const size_t eol = with_nul.find('\n', at);
+         with_nul.insert(eol, std::string("\0junk", 5));
+         fdk_adapter_test::write_text(dir / "nul.ini", with_nul);
+       },
+       proj, " --geometry " + (dir / "nul.ini"), 3, "nul.ini' line"},
+      {"INI arc beyond 360 (was 5)",
+       [&] { fdk_adapter_test::write_text(dir / "arc.ini", "arc = 720\n"); },
+       proj, " --geometry " + (dir / "arc.ini"), 3, "arc.ini' line 1: arc = '720'"},
+      {"projections one pixel wide (was 5)",
+       [&] {
+         std::filesystem::remove_all(bad);
+         std::filesystem::create_directories(bad);
+         const std::vector<float> column(32, 0.1f);
+         for (int i = 0; i < 12; ++i) {
+           write_tiff_float(bad + "/p" + std::to_string(i) + ".tif", 1, 32, {column.data()});
+         }
+       },
+       bad, " --input line-integral --sid 500 --sdd 800 --pixel-size 0.8 --quiet", 3,
+       "are 1 x 32 pixels: the detector must have 2 to 65536", true},
+      {"a line integral of 1e30 (was 5)",
+       [&] {
+         fresh_copy();
+         std::vector<float> huge(32 * 32, 0.1f);
+         huge[40] = 1e30f;
+         std::filesystem::remove(bad + "/proj_0003.tif");
+         write_tiff_float(bad + "/proj_0003.tif", 32, 32, {huge.data()});
+         for (int i = 0; i < 12; ++i) {
+           if (i == 3) continue;
+           char name[32];
+           std::snprintf(name, sizeof name, "/proj_%04d.tif", i);
+           std::vector<float> ok(32 * 32, 0.1f);
+           std::filesystem::remove(bad + name);
+           write_tiff_float(bad + name, 32, 32, {ok.data()});
+         }
+       },
+       bad, " --input line-integral --sid 500 --sdd 800 --pixel-size 0.8 --quiet", 3,
+       "proj_0003.tif': FDK_ERROR_INVALID_ARGUMENT", true},
       {"bad option", [] {}, proj, " --frobnicate", 2, "--frobnicate"},
       {"uint16 without window", [] {}, proj, " --output-type uint16", 2, "--window"},
       {"bad crop", [] {}, proj, " --crop 30,30,10,10", 2, "crop"},
   };
   for (Case& c : cases) {
     c.setup();
-    const Result r = convert(c.input, c.extra);
+    const Result r = c.bare ? run(kConvert + " " + c.input + " " + (dir / "out") + c.extra, dir.path())
+                            : convert(c.input, c.extra);
     EXPECT_EQ(r.code, c.code) << c.what << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.what << ": " << r.err;
     EXPECT_NE(r.err.find("fdk-convert: "), std::string::npos) << c.what;
@@ -327,6 +385,111 @@ TEST(ToolsExitCodes, BadInputsAreNamedAndLeaveNoOutput) {
     }
     std::filesystem::remove_all(dir / "out");
   }
+}
+
+// Every bad command line and option value exits 2 (as documented), with the
+// option named and nothing written. The ones marked "was 5" reached the
+// library's fdk_create and exited 5 ("the reconstruction failed") before.
+TEST(ToolsExitCodes, EveryBadArgumentExits2NamingIt) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + " --views 12 --detector 32 --threads 2", dir.path()).code, 0);
+  const std::string proj = dir / "scan/projections";
+  const std::string good = " --dark " + (dir / "scan/dark") + " --flat " + (dir / "scan/flat") +
+                           " --geometry " + (dir / "scan/scan.ini") + " --quiet";
+  // Without the INI (it fixes the detector size): flags alone.
+  const std::string flags_only = " --dark " + (dir / "scan/dark") + " --flat " + (dir / "scan/flat") +
+                                 " --sid 500 --sdd 800 --pixel-size 0.8 --quiet";
+  struct Case {
+    std::string args;  // after PROJECTIONS_DIR OUTPUT_DIR and the good options
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      // was 5: the library refused them at fdk_create
+      {" --cutoff 0", "--cutoff"},
+      {" --cutoff 1.5", "--cutoff"},
+      {" --padding -0.5", "--padding"},
+      {" --padding 3", "--padding"},
+      {" --threads 2000", "--threads"},
+      {" --arc 720", "--arc"},
+      {" --start-angle 1e7", "--start-angle"},
+      {" --in-plane-angle 1e7", "--in-plane-angle"},
+      {" --out-of-plane-angle -1e9", "--out-of-plane-angle"},
+      {" --volume-size 70000,10,10", "--volume-size"},
+      {" --voxel-size 0.00001", "--voxel-size"},
+      {flags_only + " --bin 32", "--crop/--bin leave 1 x 1"},
+      {flags_only + " --crop 0,0,1,32", "--crop/--bin leave 1 x 32"},
+      // were 2 already
+      {" --frobnicate", "--frobnicate"},
+      {" --sid", "missing value for --sid"},
+      {" extra_positional", "unexpected argument 'extra_positional'"},
+      {" --sid 0", "--sid"},
+      {" --sdd -1", "--sdd"},
+      {" --views 0", "--views"},
+      {" --views 1.5", "--views"},
+      {" --arc 0", "--arc"},
+      {" --direction up", "--direction"},
+      {" --projection-offset 1", "--projection-offset"},
+      {" --source-offset a,b", "--source-offset"},
+      {" --pixel-size 0", "--pixel-size"},
+      {" --detector-origin 1", "--detector-origin"},
+      {" --volume-size 0,1,1", "--volume-size"},
+      {" --voxel-size 0", "--voxel-size"},
+      {" --voxel-size 1,2", "--voxel-size"},
+      {" --volume-origin 1,2", "--volume-origin"},
+      {" --geometry a --geometry b", "--geometry given more than twice"},
+      {" --i0 0", "--i0"},
+      {" --dark-level x", "--dark-level"},
+      {" --input foo", "--input"},
+      {" --min-transmission 1", "--min-transmission"},
+      {" --crop 1,2,3", "--crop"},
+      {" --crop -1,0,4,4", "--crop"},
+      {" --crop 30,30,10,10", "crop"},
+      {" --bin 0", "--bin"},
+      {" --bin 2000", "--bin"},
+      {" --read-threads 0", "--read-threads"},
+      {" --filter foo", "--filter"},
+      {" --short-scan maybe", "--short-scan"},
+      {" --offset-detector x", "--offset-detector"},
+      {" --outside-fov x", "--outside-fov"},
+      {" --backend gpu", "--backend"},
+      {" --gpus x", "--gpus"},
+      {" --gpus -1", "--gpus"},
+      {" --host-memory 0", "--host-memory"},
+      {" --host-memory 12Q", "--host-memory"},
+      {" --gpu-memory -5", "--gpu-memory"},
+      {" --precision float64", "--precision"},
+      {" --threads -1", "--threads"},
+      {" --slab-thickness -1", "--slab-thickness"},
+      {" --format png", "--format"},
+      {" --output-type int8", "--output-type"},
+      {" --output-type uint16", "--window"},
+      {" --window 1,0", "--window"},
+      {" --window 1", "--window"},
+      {" --prefix a/b", "--prefix"},
+      {" --prefix ''", "--prefix"},
+      {" --compression zip", "--compression"},
+      {" --progress fancy", "--progress"},
+  };
+  for (const Case& c : cases) {
+    const bool own_geometry = c.args.rfind(flags_only, 0) == 0;
+    const Result r = run(kConvert + " " + proj + " " + (dir / "out") + " --threads 2" +
+                             (own_geometry ? "" : good) + c.args,
+                         dir.path());
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    if (std::filesystem::is_directory(dir / "out")) {
+      EXPECT_TRUE(fdk_adapter_test::names_in(dir / "out").empty()) << c.args;
+    }
+    std::filesystem::remove_all(dir / "out");
+  }
+  // No positional arguments at all, and only one.
+  EXPECT_EQ(run(kConvert, dir.path()).code, 2);
+  EXPECT_EQ(run(kConvert + " " + proj, dir.path()).code, 2);
+  // An existing output without --force.
+  ASSERT_EQ(run(kConvert + " " + proj + " " + (dir / "out") + good + " --threads 2", dir.path()).code, 0);
+  const Result again = run(kConvert + " " + proj + " " + (dir / "out") + good + " --threads 2", dir.path());
+  EXPECT_EQ(again.code, 2) << again.err;
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
 }
 
 TEST(ToolsExitCodes, FullDiskMidWriteRemovesEverything) {

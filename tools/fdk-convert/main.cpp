@@ -57,6 +57,9 @@ struct Failure {
 
 [[noreturn]] void usage_error(const std::string& message) { throw Failure{kExitUsage, message}; }
 
+// The library's largest detector and volume extent per axis (fdk.h).
+constexpr int kMaxExtent = 65536;
+
 std::atomic<int> g_signal{0};
 extern "C" void on_signal(int sig) { g_signal.store(sig); }
 
@@ -337,12 +340,14 @@ Options parse_options(int argc, char** argv) {
       else usage_error("bad value for --filter: '" + v + "'");
     } else if (arg == "--cutoff") {
       o.cutoff = parse_number(arg, next());
+      if (!(o.cutoff > 0 && o.cutoff <= 1)) usage_error("--cutoff must lie in (0, 1] (a fraction of Nyquist)");
     } else if (arg == "--short-scan") {
       o.short_scan = parse_switch(arg, next());
     } else if (arg == "--offset-detector") {
       o.offset_detector = parse_switch(arg, next());
     } else if (arg == "--padding") {
       o.padding = parse_number(arg, next());
+      if (!(o.padding >= 0 && o.padding <= 1)) usage_error("--padding must lie in [0, 1] (a fraction of the width)");
     } else if (arg == "--backend") {
       const std::string v = next();
       if (v == "auto") o.backend = FDK_BACKEND_AUTO;
@@ -373,7 +378,7 @@ Options parse_options(int argc, char** argv) {
       else if (v == "float16") o.precision = FDK_PRECISION_FLOAT16;
       else usage_error("bad value for --precision: '" + v + "'");
     } else if (arg == "--threads") {
-      o.threads = parse_int(arg, next(), 0, 4096);
+      o.threads = parse_int(arg, next(), 0, 1024);  // the library's limit
     } else if (arg == "--slab-thickness") {
       o.slab_thickness = parse_int(arg, next(), 0, 1 << 24);
     } else if (arg == "--format") {
@@ -612,6 +617,22 @@ int run(const Options& o) {
   }
 
   // ---- detector, views, volume --------------------------------------------------------
+  // The library's limits, checked here so that the exit code says whose
+  // fault it is: the input's (3) or the options' (2), not the library's (5).
+  {
+    const auto& pp = o.folder.preprocess;
+    const bool reshaped = pp.crop.width > 0 || pp.crop.height > 0 || pp.bin_u > 1 || pp.bin_v > 1;
+    auto outside = [](int n) { return n < 2 || n > kMaxExtent; };
+    if (outside(folder.width()) || outside(folder.height())) {
+      const std::string raw = std::to_string(folder.raw_width()) + " x " + std::to_string(folder.raw_height());
+      const std::string limit = ": the detector must have 2 to " + std::to_string(kMaxExtent) + " pixels per axis";
+      if (!reshaped) {
+        throw Failure{kExitInput, "the projections in '" + o.projections + "' are " + raw + " pixels" + limit};
+      }
+      usage_error("--crop/--bin leave " + std::to_string(folder.width()) + " x " +
+                  std::to_string(folder.height()) + " of the " + raw + " pixels of the projections" + limit);
+    }
+  }
   if (!desc.pixel_size) {
     const auto tagged = folder.raw_pixel_size_mm();
     if (!(tagged[0] > 0 && tagged[1] > 0)) {
@@ -688,6 +709,15 @@ int run(const Options& o) {
       for (int a = 0; a < 3; ++a) volume.size[a] = (*desc.volume_size)[a];
     }
     for (int a = 0; a < 3; ++a) {
+      if (volume.size[a] > kMaxExtent) {
+        const std::string why = "a voxel of " + fmt("%.6g", volume.spacing[a]) + " mm makes the volume " +
+                                std::to_string(volume.size[a]) + " voxels along " + "xyz"[a] +
+                                " (at most " + std::to_string(kMaxExtent) + "): give a larger voxel or --volume-size";
+        if (o.flags.volume_spacing) usage_error("--voxel-size: " + why);
+        throw Failure{kExitInput, "the geometry's volume.spacing: " + why};
+      }
+    }
+    for (int a = 0; a < 3; ++a) {
       if (desc.volume_origin) {
         volume.origin[a] = (*desc.volume_origin)[a];
       } else {  // centred where the field of view is
@@ -719,7 +749,11 @@ int run(const Options& o) {
   config.slab_thickness = o.slab_thickness;
   Context lib;
   if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
-    throw Failure{kExitReconstruction,
+    // Every value in the configuration came from the options or the input
+    // and was checked above; a value the library still refuses is reported
+    // as a bad option value (2), never as a failed reconstruction (5).
+    const bool refused = s == FDK_ERROR_INVALID_ARGUMENT || s == FDK_ERROR_OUT_OF_RANGE;
+    throw Failure{refused ? kExitUsage : kExitReconstruction,
                   "cannot set up the reconstruction: " + describe_status(s, fdk_last_create_error())};
   }
   fdk_plan_info plan{};
@@ -820,6 +854,9 @@ int run(const Options& o) {
         ++clamped_views;
       }
       const fdk_status s = fdk_push_projection(lib.ctx, i, pixels, pitch, nullptr);
+      if (s == FDK_ERROR_INVALID_ARGUMENT) {  // the projection's values: unusable input
+        throw Failure{kExitInput, folder.describe(i) + ": " + describe_status(s, fdk_last_error(lib.ctx))};
+      }
       if (s != FDK_OK) {
         Failure f{kExitReconstruction, ""};
         try {

@@ -1,6 +1,10 @@
 // File names and file output for the adapters (see fdk/adapters/files.hpp).
 #include "fdk/adapters/files.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -141,8 +145,8 @@ bool glob_match(const std::string& pattern, const std::string& name,
   return false;
 }
 
-std::vector<std::string> list_files(const std::string& folder,
-                                    const std::string& pattern) {
+std::vector<std::string> list_entries(const std::string& folder,
+                                      const std::string& pattern) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) {
     fail(ErrorKind::kInput, "'" + folder + "' is not a folder" +
@@ -155,8 +159,8 @@ std::vector<std::string> list_files(const std::string& folder,
     if (ec) fail(ErrorKind::kInput, "cannot list folder '" + folder + "': " + ec.message());
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] == '.') continue;
-    std::error_code ec2;
-    if (!it->is_regular_file(ec2)) continue;
+    // Whatever its type: a matching entry that cannot be read must fail
+    // loudly (require_readable_file), never vanish from the list.
     if (!glob_match(pattern, name)) continue;
     found.emplace_back(name, it->path().string());
   }
@@ -167,6 +171,42 @@ std::vector<std::string> list_files(const std::string& folder,
   out.reserve(found.size());
   for (auto& f : found) out.push_back(std::move(f.second));
   return out;
+}
+
+std::vector<std::string> list_files(const std::string& folder,
+                                    const std::string& pattern) {
+  std::vector<std::string> files = list_entries(folder, pattern);
+  for (const std::string& f : files) require_readable_file(f, pattern);
+  return files;
+}
+
+void require_readable_file(const std::string& path, const std::string& pattern) {
+  const std::string what =
+      "'" + path + "'" + (pattern.empty() ? "" : " matches '" + pattern + "' but");
+  const std::string advice = pattern.empty() ? std::string()
+                                             : ": every matching file is read (remove it, or "
+                                               "narrow the pattern)";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    struct stat link;
+    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+      std::error_code ec;
+      const fs::path target = fs::read_symlink(path, ec);
+      fail(ErrorKind::kInput, what + " is a dangling symbolic link (to '" +
+                                  (ec ? std::string("?") : target.string()) + "': " +
+                                  system_reason(err) + ")" + advice);
+    }
+    fail(ErrorKind::kInput, what + " cannot be read: " + system_reason(err) + advice);
+  }
+  if (S_ISDIR(st.st_mode)) fail(ErrorKind::kInput, what + " is a folder, not a file" + advice);
+  if (!S_ISREG(st.st_mode)) {
+    fail(ErrorKind::kInput, what + " is not a regular file (a device, pipe or socket)" + advice);
+  }
+  if (st.st_size == 0) fail(ErrorKind::kInput, what + " is empty (0 bytes)" + advice);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorKind::kInput, what + " cannot be read: " + system_reason(errno) + advice);
+  ::close(fd);
 }
 
 bool is_directory(const std::string& path) {

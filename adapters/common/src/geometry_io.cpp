@@ -241,6 +241,23 @@ class XmlParser {
   size_t counted_ = 0;
 };
 
+// A NUL byte means a binary or damaged file, and it would hide what follows
+// it from the number parsing (strtod stops there: "1000\0junk" read as
+// 1000). Refused, naming the file, the line and the byte offset.
+void reject_nul_bytes(const std::string& text, const std::string& where_file) {
+  const size_t at = text.find('\0');
+  if (at == std::string::npos) return;
+  const long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  fail(ErrorKind::kInput, where_file + " line " + std::to_string(line) + " (byte offset " +
+                              std::to_string(at) +
+                              "): a NUL byte (0x00); geometry files are text (a binary or "
+                              "damaged file?)");
+}
+
+// Angles beyond this are refused as the library refuses them (the step
+// between views would be lost to rounding); no scanner turns so far.
+constexpr double kMaxAngleDeg = 1e6;
+
 bool iequals(const std::string& a, const char* b) {
   const size_t n = std::strlen(b);
   if (a.size() != n) return false;
@@ -395,6 +412,7 @@ std::array<double, 12> rtk_matrix(const fdk_view& v) {
 }
 
 std::vector<fdk_view> parse_rtk_geometry(const std::string& xml, const std::string& name) {
+  reject_nul_bytes(xml, "geometry '" + name + "'");
   XmlParser parser(xml, name);
   size_t root = 0;
   const std::vector<XmlNode> nodes = parser.parse(&root);
@@ -455,6 +473,10 @@ std::vector<fdk_view> parse_rtk_geometry(const std::string& xml, const std::stri
     double v = 0;
     if (!to_double(n.text, &v)) {
       err(n.line, "<" + n.name + "> '" + trim(n.text).substr(0, 40) + "' is not a number");
+    }
+    const bool angle = k == 0 || k == 7 || k == 8;
+    if (angle && std::fabs(v) > kMaxAngleDeg) {
+      err(n.line, "<" + n.name + "> " + number(v) + " degrees: it must lie within [-1e6, 1e6]");
     }
     cur.values[k] = v;
   };
@@ -599,6 +621,11 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
       if (!(x > 0.0)) bad("must be > 0");
     }
   };
+  auto within_angle_limit = [&]() {
+    for (double x : v) {
+      if (std::fabs(x) > kMaxAngleDeg) bad("must lie within [-1e6, 1e6] degrees");
+    }
+  };
   auto integers = [&](double lo, double hi) {
     for (double x : v) {
       if (x != std::floor(x) || x < lo || x > hi) {
@@ -612,16 +639,19 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
     (key == "scan.sid" ? sid : sdd) = v[0];
   } else if (key == "scan.start_angle") {
     numbers(1, 1);
+    within_angle_limit();
     start_angle = v[0];
   } else if (key == "scan.arc") {
     numbers(1, 1);
-    positive();
+    if (!(v[0] > 0.0 && v[0] <= 360.0)) bad("must lie in (0, 360] degrees");
     arc = v[0];
   } else if (key == "scan.in_plane_angle") {
     numbers(1, 1);
+    within_angle_limit();
     in_plane_angle = v[0];
   } else if (key == "scan.out_of_plane_angle") {
     numbers(1, 1);
+    within_angle_limit();
     out_of_plane_angle = v[0];
   } else if (key == "scan.views") {
     numbers(1, 1);
@@ -648,11 +678,11 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
     detector_origin = std::array<double, 2>{v[0], v[1]};
   } else if (key == "detector.size") {
     numbers(2, 2);
-    integers(2, 1 << 20);
+    integers(2, 65536);  // the library's limits per axis
     detector_size = std::array<int, 2>{static_cast<int>(v[0]), static_cast<int>(v[1])};
   } else if (key == "volume.size") {
     numbers(3, 3);
-    integers(1, 1 << 20);
+    integers(1, 65536);
     volume_size = std::array<int, 3>{static_cast<int>(v[0]), static_cast<int>(v[1]),
                                      static_cast<int>(v[2])};
   } else if (key == "volume.spacing") {
@@ -672,6 +702,7 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
 
 ScanDescription parse_scan_ini(const std::string& text, const std::string& name) {
   if (text.size() > (4u << 20)) fail(ErrorKind::kInput, "'" + name + "' is too large");
+  reject_nul_bytes(text, "'" + name + "'");
   ScanDescription d;
   std::string section;
   size_t pos = 0;

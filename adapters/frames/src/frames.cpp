@@ -200,9 +200,12 @@ struct fdk_frames {
         ++duplicates;
         return;
       }
+      // Only the slot is taken here. The index is claimed once the copy has
+      // passed its checks: a frame rejected for a bad pixel never holds it,
+      // so a good copy arriving meanwhile from another thread is not turned
+      // away as a duplicate (and then lost when the bad one gives up).
       s = free_slots.back();
       free_slots.pop_back();
-      received[static_cast<size_t>(index)] = 1;  // claimed: later arrivals are duplicates
     }
     Slot& slot = slots[static_cast<size_t>(s)];
     const size_t w = static_cast<size_t>(cfg.width), h = static_cast<size_t>(cfg.height);
@@ -235,15 +238,20 @@ struct fdk_frames {
     slot.timestamp = ts;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (!finite || cancelled) {
-        received[static_cast<size_t>(index)] = 0;
+      const bool duplicate = finite && !cancelled && received[static_cast<size_t>(index)];
+      if (!finite || cancelled || duplicate) {
         free_slots.push_back(s);
         room.notify_one();
         if (cancelled) fail(FDK_ERROR_CANCELLED, "cancelled");
+        if (duplicate) {  // a good copy from another thread was queued first
+          ++duplicates;
+          return;
+        }
         fail(FDK_ERROR_INVALID_ARGUMENT, "frame " + std::to_string(index) + ": pixel (" +
                                              std::to_string(bad_x) + ", " + std::to_string(bad_y) +
                                              ") is not finite");
       }
+      received[static_cast<size_t>(index)] = 1;  // later arrivals are duplicates
       ++received_count;
       if (index < highest) ++out_of_order;
       highest = std::max(highest, index);

@@ -109,8 +109,9 @@ ProjectionFolder::ProjectionFolder(const std::string& folder,
   for (const std::string* p : {&options.dark, &options.flat, &options.bad_pixels}) {
     if (!p->empty()) exclude.push_back(canonical(*p));
   }
-  for (std::string& f : list_files(folder, options.pattern)) {
+  for (std::string& f : list_entries(folder, options.pattern)) {
     if (std::find(exclude.begin(), exclude.end(), canonical(f)) == exclude.end()) {
+      require_readable_file(f, options.pattern);
       s.files.push_back(std::move(f));
     }
   }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <unordered_set>
 
 #include <tiffio.h>
 
@@ -228,6 +229,75 @@ struct TiffReader::Impl {
     return s->mem_size;
   }
 
+  // Reads `n` bytes at `offset` from the file or memory; false when short.
+  bool read_at(uint64_t offset, void* out, size_t n) const {
+    if (fd >= 0) {
+      size_t done = 0;
+      while (done < n) {
+        const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, n - done,
+                                    static_cast<off_t>(offset + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        done += static_cast<size_t>(got);
+      }
+      return true;
+    }
+    if (offset > mem_size || n > mem_size - offset) return false;
+    std::memcpy(out, mem + offset, n);
+    return true;
+  }
+
+  // Walks the chain of image file directories (pages) by hand before libtiff
+  // counts them: a chain that loops back (a corrupt or hostile file) or is
+  // absurdly long is an error naming the file and the offset. libtiff's own
+  // handling depends on its version: 4.5 quietly stops at the loop (a
+  // corrupt file read as a shorter one), older versions may walk it far
+  // longer. A chain that ends in a bad offset stops the walk here; libtiff
+  // then reports that file's actual problem.
+  void check_directory_chain() const {
+    unsigned char header[16];
+    if (!read_at(0, header, 8)) return;  // libtiff has already refused it
+    const bool little = header[0] == 'I';
+    auto get = [&](const unsigned char* b, int bytes) {
+      uint64_t v = 0;
+      for (int i = 0; i < bytes; ++i) {
+        const uint64_t byte = b[little ? i : bytes - 1 - i];
+        v |= byte << (8 * i);
+      }
+      return v;
+    };
+    const uint64_t magic = get(header + 2, 2);
+    const bool big = magic == 43;
+    uint64_t offset;
+    if (big) {
+      if (!read_at(8, header + 8, 8)) return;
+      offset = get(header + 8, 8);
+    } else {
+      offset = get(header + 4, 4);
+    }
+    const int count_bytes = big ? 8 : 2, entry_bytes = big ? 20 : 12, next_bytes = big ? 8 : 4;
+    std::unordered_set<uint64_t> seen;
+    uint64_t walked = 0;
+    while (offset != 0) {
+      if (!seen.insert(offset).second) {
+        fail(ErrorKind::kInput, "'" + name + "': the page (IFD) chain loops: page " +
+                                    std::to_string(walked - 1) + " points back to the directory at byte " +
+                                    std::to_string(offset) + " (a corrupt file)");
+      }
+      if (++walked > kMaxTiffPages) {
+        fail(ErrorKind::kInput, "'" + name + "' has more than " + std::to_string(kMaxTiffPages) +
+                                    " pages (IFDs): refused as corrupt");
+      }
+      unsigned char buf[8];
+      if (!read_at(offset, buf, static_cast<size_t>(count_bytes))) return;
+      const uint64_t entries = get(buf, count_bytes);
+      if (entries > (uint64_t(1) << 32)) return;  // libtiff refuses such a directory
+      const uint64_t next_at = offset + count_bytes + entries * entry_bytes;
+      if (!read_at(next_at, buf, static_cast<size_t>(next_bytes))) return;
+      offset = get(buf, next_bytes);
+    }
+  }
+
   void open() {
     tif = client_open(name.c_str(), "rm", this, read_proc, write_proc, seek_proc, close_proc,
                       size_proc, map_nothing, unmap_nothing, &sink);
@@ -288,13 +358,14 @@ const std::string& TiffReader::name() const { return impl_->name; }
 
 int TiffReader::page_count() {
   if (impl_->pages < 0) {
+    impl_->check_directory_chain();
     impl_->sink.reset();
     const tdir_t n = TIFFNumberOfDirectories(impl_->tif);
     if (n == 0) {
       fail(ErrorKind::kInput, "'" + impl_->name + "' has no readable page: " +
                                   take_message(impl_->sink));
     }
-    impl_->pages = static_cast<int>(std::min<tdir_t>(n, 1u << 24));
+    impl_->pages = static_cast<int>(std::min<uint64_t>(n, kMaxTiffPages));
     // Counting may have moved libtiff's notion of the current directory in
     // some versions: make the next go_to() seek explicitly.
     impl_->current = -1;

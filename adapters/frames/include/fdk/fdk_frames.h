@@ -123,7 +123,9 @@ FDK_FRAMES_API void fdk_frames_destroy(fdk_frames* frames);
    timeout_ms: how long to wait for room in a full queue; 0 = not at all,
    negative = as long as it takes.
    Returns OK when the frame was queued, or when it is a duplicate of a
-   frame already received (then ignored and counted).
+   frame already received (then ignored and counted). A frame counts as
+   received once it passed its checks: one refused (a NaN pixel) never
+   makes a good copy pushed meanwhile from another thread a duplicate.
    Errors (the frame is not taken): OUT_OF_RANGE (index), INVALID_ARGUMENT
    (NULL, pitch, a NaN/Inf sample, a non-finite angle), BUDGET (the queue
    stayed full for timeout_ms), INVALID_STATE (after finish), CANCELLED,

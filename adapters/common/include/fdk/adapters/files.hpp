@@ -27,12 +27,22 @@ bool natural_less(const std::string& a, const std::string& b);
 bool glob_match(const std::string& pattern, const std::string& name,
                 bool case_insensitive = true);
 
-// The regular files of `folder` (not recursing, not the hidden ones whose
-// name starts with '.') whose names match `pattern` (empty = all), in
+// The entries of `folder` of any type (not recursing, not the hidden ones
+// whose name starts with '.') whose names match `pattern` (empty = all), in
 // natural order, as full paths. Throws Error(kInput) when the folder does not
 // exist or cannot be read.
+std::vector<std::string> list_entries(const std::string& folder,
+                                      const std::string& pattern);
+// list_entries, each checked by require_readable_file: a matching entry
+// that is a dangling link, a folder, a pipe, empty or unreadable is an
+// error, never skipped (a skipped projection would silently spread the
+// scan's angles over the others).
 std::vector<std::string> list_files(const std::string& folder,
                                     const std::string& pattern);
+// Throws Error(kInput) naming `path` (and the `pattern` it matched, if not
+// empty) and the reason unless it is a non-empty regular file (after
+// symbolic links) that this process can open for reading.
+void require_readable_file(const std::string& path, const std::string& pattern = "");
 
 bool is_directory(const std::string& path);
 bool is_regular_file(const std::string& path);

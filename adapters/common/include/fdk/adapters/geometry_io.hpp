@@ -66,7 +66,11 @@ std::array<double, 12> rtk_matrix(const fdk_view& view);
 //   detector.origin = U V              centre of pixel (0, 0); default centred
 //   volume.size = NX NY NZ, volume.spacing = S | SX SY SZ,
 //   volume.origin = X Y Z              centre of voxel (0, 0, 0)
-// '#' and ';' start comments; unknown keys and bad values are errors.
+// '#' and ';' start comments; unknown keys and bad values are errors, and so
+// are values the library would refuse: angles beyond [-1e6, 1e6] degrees, an
+// arc outside (0, 360], volume sizes beyond 65536 and detector sizes outside
+// [2, 65536] per axis. A NUL byte anywhere refuses the file (both parsers),
+// naming its line and byte offset.
 struct ScanDescription {
   std::optional<double> sid, sdd, start_angle, arc, in_plane_angle, out_of_plane_angle;
   std::optional<int> views;

@@ -43,6 +43,8 @@ struct TiffPageInfo {
 
 // Pages larger than this many pixels are refused (2^28: 16384 x 16384).
 constexpr uint64_t kDefaultMaxTiffPixels = uint64_t(1) << 28;
+// Files with more pages (IFDs) than this are refused as corrupt.
+constexpr uint32_t kMaxTiffPages = uint32_t(1) << 20;
 
 class TiffReader {
  public:
@@ -59,7 +61,8 @@ class TiffReader {
   TiffReader& operator=(const TiffReader&) = delete;
 
   const std::string& name() const;
-  // Number of pages (walks the directory chain once).
+  // Number of pages (walks the directory chain once). Throws Error(kInput)
+  // when the chain loops back on itself or holds more than kMaxTiffPages.
   int page_count();
   // Checks and describes page `page`; throws Error(kInput) for what cannot
   // be read (naming the file, the page and the problem) and
