@@ -5,22 +5,13 @@
 #include <string>
 #include <thread>
 
+#include "fdk/core/checked.hpp"
 #include "fdk/core/error.hpp"
 #include "fdk/core/system_memory.hpp"
+#include "fdk/core/value_ranges.hpp"
 
 namespace fdk {
 namespace {
-
-constexpr int kMaxExtent = 1 << 16;  // per axis; keeps every index product in 64 bits
-
-void check_finite(double v, const std::string& what) {
-  if (!std::isfinite(v)) fail(FDK_ERROR_INVALID_ARGUMENT, what + " is not finite");
-}
-
-void check_positive(double v, const std::string& what) {
-  check_finite(v, what);
-  if (!(v > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, what + " must be > 0");
-}
 
 void check_switch(int32_t v, const char* what) {
   if (v != FDK_AUTO && v != FDK_ON && v != FDK_OFF)
@@ -37,29 +28,39 @@ Settings validate_config(const fdk_config& c) {
   if (c.scan.struct_size != sizeof(fdk_scan))
     fail(FDK_ERROR_STRUCT_SIZE, "fdk_config.scan.struct_size is " + std::to_string(c.scan.struct_size) +
                                     ": initialise it with fdk_scan_init (fdk_config_init does)");
+  // Extents up to 65536 keep the voxel count (2^48) and every byte count
+  // derived from it far inside 64 bits; checked again below where they
+  // combine, for a size_t of 32 bits.
   static const char* axes[3] = {"x", "y", "z"};
   for (int a = 0; a < 3; ++a) {
     const std::string name = std::string("volume ") + axes[a];
-    if (c.volume.size[a] < 1 || c.volume.size[a] > kMaxExtent)
-      fail(FDK_ERROR_INVALID_ARGUMENT, name + " size must be in [1, 65536]");
-    check_positive(c.volume.spacing[a], name + " spacing");
-    check_finite(c.volume.origin[a], name + " origin");
+    if (c.volume.size[a] < 1 || c.volume.size[a] > ranges::kMaxExtent)
+      fail(FDK_ERROR_INVALID_ARGUMENT,
+           name + " size is " + std::to_string(c.volume.size[a]) + ": it must lie within [1, 65536]");
+    require_spacing(c.volume.spacing[a], name + " spacing");
+    require_coordinate(c.volume.origin[a], name + " origin");
   }
   static const char* det_axes[2] = {"u (columns)", "v (rows)"};
   for (int a = 0; a < 2; ++a) {
     const std::string name = std::string("detector ") + det_axes[a];
-    if (c.detector.size[a] < 2 || c.detector.size[a] > kMaxExtent)
-      fail(FDK_ERROR_INVALID_ARGUMENT, name + " size must be in [2, 65536]");
-    check_positive(c.detector.spacing[a], name + " spacing");
-    check_finite(c.detector.origin[a], name + " origin");
+    if (c.detector.size[a] < 2 || c.detector.size[a] > ranges::kMaxExtent)
+      fail(FDK_ERROR_INVALID_ARGUMENT,
+           name + " size is " + std::to_string(c.detector.size[a]) + ": it must lie within [2, 65536]");
+    require_spacing(c.detector.spacing[a], name + " spacing");
+    require_coordinate(c.detector.origin[a], name + " origin");
   }
+  // The largest buffers, in bytes, must be addressable: a plane of the
+  // volume and a view as filtered (at most twice the columns, half fan).
+  const size_t plane = checked_multiply<size_t>(static_cast<size_t>(c.volume.size[0]),
+                                                static_cast<size_t>(c.volume.size[2]), "voxels of a volume plane");
+  checked_multiply<size_t>(plane, 4 * static_cast<size_t>(c.volume.size[1]), "bytes of the volume");
+  checked_multiply<size_t>(8 * static_cast<size_t>(c.detector.size[0]), static_cast<size_t>(c.detector.size[1]),
+                           "bytes of a filtered view");
   if (c.window < FDK_WINDOW_RAM_LAK || c.window > FDK_WINDOW_HANN)
     fail(FDK_ERROR_INVALID_ARGUMENT, "window is not a fdk_window");
-  check_finite(c.cutoff, "cutoff");
-  if (!(c.cutoff > 0 && c.cutoff <= 1)) fail(FDK_ERROR_INVALID_ARGUMENT, "cutoff must be in (0, 1]");
-  check_finite(c.truncation_padding, "truncation_padding");
-  if (!(c.truncation_padding >= 0 && c.truncation_padding <= 1))
-    fail(FDK_ERROR_INVALID_ARGUMENT, "truncation_padding must be in [0, 1]");
+  if (!(c.cutoff > 0 && c.cutoff <= 1))
+    fail(FDK_ERROR_INVALID_ARGUMENT, "cutoff is " + number_text(c.cutoff) + ": it must lie within (0, 1]");
+  require_within(c.truncation_padding, 0, 1, "truncation_padding", "[0, 1]");
   check_switch(c.short_scan, "short_scan");
   check_switch(c.offset_detector, "offset_detector");
   if (c.backend < FDK_BACKEND_AUTO || c.backend > FDK_BACKEND_CUDA)
@@ -71,8 +72,11 @@ Settings validate_config(const fdk_config& c) {
   if (c.precision != FDK_PRECISION_FLOAT32 && c.precision != FDK_PRECISION_FLOAT16)
     fail(FDK_ERROR_INVALID_ARGUMENT, "precision is not a fdk_precision");
   if (c.num_threads < 0 || c.num_threads > 1024)
-    fail(FDK_ERROR_INVALID_ARGUMENT, "num_threads must be in [0, 1024]");
-  if (c.slab_thickness < 0) fail(FDK_ERROR_INVALID_ARGUMENT, "slab_thickness must be >= 0");
+    fail(FDK_ERROR_INVALID_ARGUMENT,
+         "num_threads is " + std::to_string(c.num_threads) + ": it must lie within [0, 1024]");
+  if (c.slab_thickness < 0)
+    fail(FDK_ERROR_INVALID_ARGUMENT,
+         "slab_thickness is " + std::to_string(c.slab_thickness) + ": it must be >= 0 (0 = chosen from the budgets)");
   if (c.outside_fov != FDK_OUTSIDE_FOV_BACKPROJECT && c.outside_fov != FDK_OUTSIDE_FOV_ZERO)
     fail(FDK_ERROR_INVALID_ARGUMENT,
          "outside_fov must be FDK_OUTSIDE_FOV_BACKPROJECT (0) or FDK_OUTSIDE_FOV_ZERO (1)");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "column_kernels.hpp"
+#include "fdk/core/checked.hpp"
 #include "fdk/core/error.hpp"
 #include "fdk/core/thread_pool.hpp"
 
@@ -178,10 +179,14 @@ class CpuBackend final : public Backend {
         if (std::abs(dr) < 1e-12) {
           if (r0 < 0 || r0 > rows - 1) continue;
         } else {
+          // The planes whose row lies on the window, in double: with a
+          // small dr they reach far beyond int (an unchecked conversion was
+          // undefined behaviour).
           const double ta = -r0 / dr, tb = (rows - 1 - r0) / dr;
-          t0 = std::max(t0, static_cast<int>(std::ceil(std::min(ta, tb))));
-          t1 = std::min(t1, static_cast<int>(std::floor(std::max(ta, tb))));
-          if (t0 > t1) continue;
+          const double first = std::ceil(std::min(ta, tb)), last = std::floor(std::max(ta, tb));
+          if (!(first <= last && first <= t1 && last >= t0)) continue;
+          t0 = clamp_to_int(first, t0, t1, t0);
+          t1 = clamp_to_int(last, t0, t1, t1);
         }
         const double ra = r0 + dr * t0, rb = r0 + dr * t1;
         int h0 = std::max(0, static_cast<int>(std::floor(std::min(ra, rb))));

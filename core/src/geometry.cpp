@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
+#include "fdk/core/checked.hpp"
 #include "fdk/core/error.hpp"
+#include "fdk/core/value_ranges.hpp"
 
 namespace fdk {
 namespace {
@@ -45,21 +46,16 @@ double wrap_angle(double a) {
 // a pure gantry rotation it is exactly the gantry angle.
 double angle_of(const Mat3& rot) { return wrap_angle(std::atan2(rot[6], rot[8])); }
 
-void require_finite(double v, const char* what) {
-  if (!std::isfinite(v)) fail(FDK_ERROR_INVALID_ARGUMENT, std::string(what) + " is not finite");
-}
-
-// Angles beyond a million degrees lose the step between views to rounding
-// (1e300 + 1 == 1e300: every view at one angle); no scanner turns so far.
-constexpr double kMaxAngleDeg = 1e6;
-
-void require_angle(double deg, const char* what) {
-  require_finite(deg, what);
-  if (std::abs(deg) > kMaxAngleDeg) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", deg);
-    fail(FDK_ERROR_INVALID_ARGUMENT, std::string(what) + " is " + text + " degrees: it must lie within [-1e6, 1e6]");
-  }
+// The ranges of value_ranges.hpp, for the parameters of one view (given or
+// decomposed from a matrix); `prefix` says which view ("scan.views[3]: ").
+void require_view_ranges(const ViewGeometry& g, const std::string& prefix) {
+  require_distance(g.sid, prefix + "SID");
+  require_distance(g.sdd, prefix + "SDD");
+  require_magnification(g.sid, g.sdd, prefix);
+  require_coordinate(g.sox, prefix + "source offset x");
+  require_coordinate(g.soy, prefix + "source offset y");
+  require_coordinate(g.pox, prefix + "projection offset x");
+  require_coordinate(g.poy, prefix + "projection offset y");
 }
 
 double dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
@@ -75,28 +71,24 @@ double source_angle_of(const ViewGeometry& g) {
 
 }  // namespace
 
-ViewGeometry view_from_parameters(const fdk_view& v) {
-  require_angle(v.gantry_angle_deg, "gantry angle");
-  require_finite(v.sid, "SID");
-  require_finite(v.sdd, "SDD");
-  require_finite(v.source_offset_x, "source offset x");
-  require_finite(v.source_offset_y, "source offset y");
-  require_finite(v.projection_offset_x, "projection offset x");
-  require_finite(v.projection_offset_y, "projection offset y");
-  require_angle(v.in_plane_angle_deg, "in-plane angle");
-  require_angle(v.out_of_plane_angle_deg, "out-of-plane angle");
-  if (!(v.sid > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, "SID must be > 0 (cone beam)");
-  if (!(v.sdd > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, "SDD must be > 0 (cone beam)");
-  const double d2r = kPi / 180.0;
+ViewGeometry view_from_parameters(const fdk_view& v, const std::string& prefix) {
+  // Angles beyond a million degrees lose the step between views to
+  // rounding (1e300 + 1 == 1e300: every view at one angle); no scanner
+  // turns so far.
+  require_angle(v.gantry_angle_deg, prefix + "gantry angle");
+  require_angle(v.in_plane_angle_deg, prefix + "in-plane angle");
+  require_angle(v.out_of_plane_angle_deg, prefix + "out-of-plane angle");
   ViewGeometry g;
-  g.rot = rtk_rotation(v.gantry_angle_deg * d2r, v.out_of_plane_angle_deg * d2r,
-                       v.in_plane_angle_deg * d2r);
   g.sid = v.sid;
   g.sdd = v.sdd;
   g.sox = v.source_offset_x;
   g.soy = v.source_offset_y;
   g.pox = v.projection_offset_x;
   g.poy = v.projection_offset_y;
+  require_view_ranges(g, prefix);
+  const double d2r = kPi / 180.0;
+  g.rot = rtk_rotation(v.gantry_angle_deg * d2r, v.out_of_plane_angle_deg * d2r,
+                       v.in_plane_angle_deg * d2r);
   g.angle = angle_of(g.rot);
   g.source_angle = source_angle_of(g);
   return g;
@@ -106,8 +98,10 @@ ViewGeometry view_from_parameters(const fdk_view& v) {
 // K = [[-sdd, 0, a], [0, -sdd, b], [0, 0, 1]], a = sox - pox, b = soy - poy,
 // last column (sdd*sox - a*sid, sdd*soy - b*sid, -sid). An RQ decomposition
 // by Gram-Schmidt on the rows recovers every parameter.
-ViewGeometry view_from_matrix(const double* p) {
-  for (int i = 0; i < 12; ++i) require_finite(p[i], "projection matrix entry");
+ViewGeometry view_from_matrix(const double* p, const std::string& prefix) {
+  for (int i = 0; i < 12; ++i)
+    if (!std::isfinite(p[i]))
+      fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix entry " + std::to_string(i) + " is not finite");
   double m[3][4];
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) m[r][c] = p[r * 4 + c];
@@ -116,7 +110,7 @@ ViewGeometry view_from_matrix(const double* p) {
                      m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
   const double n2 = std::sqrt(dot3(m[2], m[2]));
   if (!(n2 > 0) || det == 0)
-    fail(FDK_ERROR_INVALID_ARGUMENT, "projection matrix is singular");
+    fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix is singular");
   // det M = scale^3 * sdd^2 * det R with det R = +1, so the scale has det's sign.
   const double scale = det > 0 ? n2 : -n2;
   for (auto& row : m)
@@ -127,26 +121,26 @@ ViewGeometry view_from_matrix(const double* p) {
   double t1[3];
   for (int i = 0; i < 3; ++i) t1[i] = m[1][i] - k12 * r2[i];
   const double k11 = -std::sqrt(dot3(t1, t1));
-  if (k11 == 0) fail(FDK_ERROR_INVALID_ARGUMENT, "projection matrix is degenerate");
+  if (k11 == 0) fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix is degenerate");
   for (int i = 0; i < 3; ++i) r1[i] = t1[i] / k11;
   const double k02 = dot3(m[0], r2), k01 = dot3(m[0], r1);
   double t0[3];
   for (int i = 0; i < 3; ++i) t0[i] = m[0][i] - k01 * r1[i] - k02 * r2[i];
   const double k00 = -std::sqrt(dot3(t0, t0));
-  if (k00 == 0) fail(FDK_ERROR_INVALID_ARGUMENT, "projection matrix is degenerate");
+  if (k00 == 0) fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix is degenerate");
   for (int i = 0; i < 3; ++i) r0[i] = t0[i] / k00;
 
   const double sdd = -k00;
   const double tol = 1e-6 * sdd;
   if (std::abs(k01) > tol)
-    fail(FDK_ERROR_INVALID_ARGUMENT, "projection matrix has a skewed detector (not RTK's form)");
+    fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix has a skewed detector (not RTK's form)");
   if (std::abs(k11 - k00) > tol)
     fail(FDK_ERROR_INVALID_ARGUMENT,
-         "projection matrix has different u and v scales (not RTK's form)");
+         prefix + "projection matrix has different u and v scales (not RTK's form)");
   const double cross[3] = {r0[1] * r1[2] - r0[2] * r1[1], r0[2] * r1[0] - r0[0] * r1[2],
                            r0[0] * r1[1] - r0[1] * r1[0]};
   if (dot3(cross, r2) < 0)
-    fail(FDK_ERROR_INVALID_ARGUMENT, "projection matrix mirrors the detector (not RTK's form)");
+    fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix mirrors the detector (not RTK's form)");
 
   ViewGeometry g;
   for (int i = 0; i < 3; ++i) {
@@ -156,12 +150,13 @@ ViewGeometry view_from_matrix(const double* p) {
   }
   g.sdd = sdd;
   g.sid = -m[2][3];
-  if (!(g.sid > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, "projection matrix puts the source at SID <= 0");
+  if (!(g.sid > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, prefix + "projection matrix puts the source at SID <= 0");
   const double a = k02, b = k12;
   g.sox = (m[0][3] + a * g.sid) / sdd;
   g.soy = (m[1][3] + b * g.sid) / sdd;
   g.pox = g.sox - a;
   g.poy = g.soy - b;
+  require_view_ranges(g, prefix);
   g.angle = angle_of(g.rot);
   g.source_angle = source_angle_of(g);
   return g;
@@ -201,29 +196,33 @@ std::array<double, 12> rtk_matrix(const ViewGeometry& g) {
 }
 
 std::vector<ViewGeometry> scan_views(const fdk_scan& scan) {
-  if (scan.num_views < 1) fail(FDK_ERROR_INVALID_ARGUMENT, "scan.num_views must be >= 1");
+  if (scan.num_views < 1)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "scan.num_views is " + std::to_string(scan.num_views) + ": it must be >= 1");
   std::vector<ViewGeometry> views;
   views.reserve(static_cast<size_t>(scan.num_views));
   switch (scan.kind) {
     case FDK_SCAN_UNIFORM: {
       require_angle(scan.first_angle_deg, "scan.first_angle_deg");
-      require_finite(scan.arc_deg, "scan.arc_deg");
-      if (scan.arc_deg == 0 || std::abs(scan.arc_deg) > 360)
-        fail(FDK_ERROR_INVALID_ARGUMENT, "scan.arc_deg must be non-zero and at most 360 in size");
+      if (!(scan.arc_deg >= -360 && scan.arc_deg <= 360 && scan.arc_deg != 0))
+        fail(FDK_ERROR_INVALID_ARGUMENT, "scan.arc_deg is " + number_text(scan.arc_deg) +
+                                             ": it must be non-zero and lie within [-360, 360] degrees");
       for (int i = 0; i < scan.num_views; ++i) {
         fdk_view v = scan.uniform;
         v.gantry_angle_deg = scan.first_angle_deg + i * scan.arc_deg / scan.num_views;
-        views.push_back(view_from_parameters(v));
+        views.push_back(view_from_parameters(v, "scan.uniform: "));
       }
       break;
     }
     case FDK_SCAN_VIEWS:
       if (!scan.views) fail(FDK_ERROR_INVALID_ARGUMENT, "scan.views is NULL");
-      for (int i = 0; i < scan.num_views; ++i) views.push_back(view_from_parameters(scan.views[i]));
+      for (int i = 0; i < scan.num_views; ++i)
+        views.push_back(view_from_parameters(scan.views[i], "scan.views[" + std::to_string(i) + "]: "));
       break;
     case FDK_SCAN_MATRICES:
       if (!scan.matrices) fail(FDK_ERROR_INVALID_ARGUMENT, "scan.matrices is NULL");
-      for (int i = 0; i < scan.num_views; ++i) views.push_back(view_from_matrix(scan.matrices + 12 * i));
+      for (int i = 0; i < scan.num_views; ++i)
+        views.push_back(view_from_matrix(scan.matrices + 12 * static_cast<size_t>(i),
+                                         "scan.matrices[" + std::to_string(i) + "]: "));
       break;
     default:
       fail(FDK_ERROR_INVALID_ARGUMENT, "scan.kind is not a fdk_scan_kind");
@@ -287,8 +286,10 @@ std::array<int, 2> rows_for_slab(const IndexMatrix& p, const fdk_volume& vol, in
         lo = std::min(lo, row);
         hi = std::max(hi, row);
       }
-  const int first = std::max(0, static_cast<int>(std::floor(lo)) - 1);
-  const int last = std::min(detector_rows - 1, static_cast<int>(std::ceil(hi)) + 1);
+  // Clamped in double before converting: a corner just in front of the
+  // source projects arbitrarily far (billions of rows), beyond int.
+  const int first = clamp_to_int(std::floor(lo) - 1, 0, detector_rows, 0);
+  const int last = clamp_to_int(std::ceil(hi) + 1, -1, detector_rows - 1, detector_rows - 1);
   return {first, last};
 }
 

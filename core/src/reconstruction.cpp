@@ -1,11 +1,13 @@
 #include "fdk/core/reconstruction.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
 
 #include "config_validation.hpp"
+#include "fdk/core/checked.hpp"
 #include "fdk/core/projection_store.hpp"
 #include "fdk/core/error.hpp"
 #include "ingest_pipeline.hpp"
@@ -144,8 +146,17 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
     fail(FDK_ERROR_INVALID_ARGUMENT, "row_pitch_bytes " + std::to_string(row_pitch_bytes) +
                                          " must be a multiple of 4 and at least 4 * " +
                                          std::to_string(nu));
+  // The last row is read at pixels + (rows - 1) * pitch: that must be an
+  // address (a pitch of 2^63 used to wrap and segfault in the copy).
+  const size_t rows = static_cast<size_t>(model_.input_detector.size[1]), row_bytes = sizeof(float) * static_cast<size_t>(nu);
+  if (!strided_span_fits(pixels, rows, row_pitch_bytes, row_bytes))
+    fail(FDK_ERROR_INVALID_ARGUMENT,
+         "row_pitch_bytes " + std::to_string(row_pitch_bytes) + " puts the last of " + std::to_string(rows) +
+             " rows beyond PTRDIFF_MAX bytes or the address space: it must lie within [" +
+             std::to_string(row_bytes) + ", " + std::to_string((static_cast<size_t>(PTRDIFF_MAX) - row_bytes) / (rows - 1)) +
+             "] ((PTRDIFF_MAX - 4 * columns) / (rows - 1))");
   const size_t v = static_cast<size_t>(index);
-  const ViewGeometry geometry = view ? view_from_parameters(*view) : configured_views_[v];
+  const ViewGeometry geometry = view ? view_from_parameters(*view, "view: ") : configured_views_[v];
   const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector) : configured_matrices_[v];
   ingest_->push(index, geometry, matrix, pixels, row_pitch_bytes, ingest_pool_);
   notify_progress();

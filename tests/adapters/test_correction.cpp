@@ -155,6 +155,29 @@ TEST(Preprocessor, UnusableFlatFewArePatchedManyAreAnError) {
   EXPECT_NE(msg.find("pixel (0, 0)"), std::string::npos) << msg;
 }
 
+// A fraction of -1 used to fail every flat, good ones too, with a message
+// about 0 unusable pixels and an undefined conversion of -1e6 to size_t in
+// it; NaN passed every flat. Both are refused, naming the range.
+TEST(Preprocessor, UnusableFractionOutsideZeroToOneIsRefused) {
+  const int w = 8, h = 4;
+  CalibrationFrames cal;
+  cal.flat = constant_image(w, h, 5000.0f);
+  cal.flat_name = "flat/";
+  for (double fraction : {-1.0, std::numeric_limits<double>::quiet_NaN(), 1.5}) {
+    SCOPED_TRACE(fraction);
+    PreprocessOptions o;
+    o.max_unusable_fraction = fraction;
+    const std::string msg = what_of([&] { Preprocessor p(w, h, o, cal); });
+    EXPECT_NE(msg.find("max_unusable_fraction"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[0, 1]"), std::string::npos) << msg;
+  }
+  PreprocessOptions o;
+  for (double fraction : {0.0, 1.0}) {
+    o.max_unusable_fraction = fraction;
+    EXPECT_NO_THROW(Preprocessor(w, h, o, cal));
+  }
+}
+
 TEST(Preprocessor, MismatchedCalibrationAndOptions) {
   PreprocessOptions o;
   CalibrationFrames cal;

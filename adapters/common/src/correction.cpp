@@ -19,6 +19,13 @@ std::string pixel_text(int x, int y) {
   return "(" + std::to_string(x) + ", " + std::to_string(y) + ")";
 }
 
+std::string number_text(double v) {
+  if (std::isnan(v)) return "NaN";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
 std::string percent(size_t part, size_t whole) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.3g%%",
@@ -114,7 +121,15 @@ Preprocessor::Preprocessor(int width, int height, const PreprocessOptions& optio
   out_w_ = cw_ / options.bin_u;
   out_h_ = ch_ / options.bin_v;
   if (!(options.min_transmission > 0.0) || !(options.min_transmission < 1.0)) {
-    fail(ErrorKind::kInvalidArgument, "the minimum transmission must lie in (0, 1)");
+    fail(ErrorKind::kInvalidArgument, "the minimum transmission (min_transmission) is " +
+                                          number_text(options.min_transmission) + ": it must lie within (0, 1)");
+  }
+  // A fraction: below 0 every flat failed (with a message about 0 unusable
+  // pixels), NaN passed every flat.
+  if (!(options.max_unusable_fraction >= 0.0 && options.max_unusable_fraction <= 1.0)) {
+    fail(ErrorKind::kInvalidArgument, "max_unusable_fraction is " + number_text(options.max_unusable_fraction) +
+                                          ": it must lie within [0, 1] (the fraction of flat pixels that may be "
+                                          "unusable and patched as bad pixels)");
   }
 
   const size_t n = static_cast<size_t>(cw_) * static_cast<size_t>(ch_);

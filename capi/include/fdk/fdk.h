@@ -165,8 +165,13 @@ typedef enum fdk_scan_kind {
 
 /* ---- geometry -------------------------------------------------------------- */
 
-/* One view in RTK's circular parameters. Every value finite; angles within
-   [-1e6, 1e6] degrees. */
+/* One view in RTK's circular parameters. Every value finite and within its
+   range (bounds no scanner reaches in any usual length unit, which keep the
+   geometry's arithmetic finite; a value outside is INVALID_ARGUMENT naming
+   the field, the view and the range): angles within [-1e6, 1e6] degrees,
+   SID and SDD within [1e-6, 1e9] with SDD / SID within [1e-3, 1e6],
+   offsets within [-1e9, 1e9]. A view decomposed from a projection matrix
+   takes the same ranges. */
 typedef struct fdk_view {
   double gantry_angle_deg;
   double sid;                  /* source to isocentre distance, > 0 */
@@ -180,15 +185,16 @@ typedef struct fdk_view {
 } fdk_view;
 
 typedef struct fdk_volume {
-  int32_t size[3];    /* voxels along x, y, z; each >= 1 */
-  double spacing[3];  /* > 0 */
-  double origin[3];   /* centre of voxel (0,0,0) */
+  int32_t size[3];    /* voxels along x, y, z; each within [1, 65536] */
+  double spacing[3];  /* within [1e-6, 1e6] */
+  double origin[3];   /* centre of voxel (0,0,0); within [-1e9, 1e9] */
 } fdk_volume;
 
 typedef struct fdk_detector {
-  int32_t size[2];    /* columns (u) and rows (v); each >= 1 */
-  double spacing[2];  /* > 0 */
-  double origin[2];   /* centre of pixel (0,0) in detector coordinates */
+  int32_t size[2];    /* columns (u) and rows (v); each within [2, 65536] */
+  double spacing[2];  /* within [1e-6, 1e6] */
+  double origin[2];   /* centre of pixel (0,0) in detector coordinates;
+                         within [-1e9, 1e9] */
 } fdk_detector;
 
 typedef struct fdk_scan {
@@ -197,7 +203,8 @@ typedef struct fdk_scan {
   int32_t num_views;    /* views announced; fewer may arrive (fdk_finish) */
   /* FDK_SCAN_UNIFORM: */
   double first_angle_deg; /* within [-1e6, 1e6] */
-  double arc_deg;       /* signed; 360 for a full scan; angle step arc/num_views */
+  double arc_deg;       /* signed, non-zero, within [-360, 360]; 360 for a
+                           full scan; angle step arc/num_views */
   fdk_view uniform;     /* sid, sdd, offsets, tilts shared by all views
                            (its gantry_angle_deg is ignored) */
   /* FDK_SCAN_VIEWS: num_views entries; copied by fdk_create. */
@@ -233,7 +240,7 @@ typedef struct fdk_config {
                             weights apply (their product, as rtkfdk) */
   double truncation_padding; /* extend each row on both sides by this
                             fraction of its width with edge values fading
-                            to zero (cosine taper); 0 = off; at most 1 */
+                            to zero (cosine taper); 0 = off; within [0, 1] */
 
   /* Execution. */
   int32_t backend;       /* fdk_backend */
@@ -248,8 +255,10 @@ typedef struct fdk_config {
   uint64_t gpu_memory_budget;  /* bytes per GPU; 0 = 90% of its free memory */
   int32_t precision;     /* fdk_precision of the stored filtered projections */
   int32_t num_threads;   /* CPU threads for filtering, compression and the CPU
-                            backprojector; 0 = hardware concurrency */
-  int32_t slab_thickness;/* y planes per slab; 0 = chosen from the budgets */
+                            backprojector; 0 = hardware concurrency; within
+                            [0, 1024] */
+  int32_t slab_thickness;/* y planes per slab; 0 = chosen from the budgets;
+                            >= 0 (more than the volume's planes = one slab) */
 
   /* Appended in 0.2 (a 0.1 caller's struct_size, without it, still works
      and gets the default): */
@@ -266,11 +275,14 @@ FDK_API fdk_scan* fdk_scan_init(fdk_scan* scan);
 /* ---- lifetime ------------------------------------------------------------- */
 typedef struct fdk_context fdk_context;
 
-/* Validates the configuration, plans the slabs and picks the backend. An
-   infeasible plan fails here with FDK_ERROR_BUDGET, before any work: a host
-   budget whose half cannot hold the per-view bookkeeping of num_views
-   (a few hundred bytes a view), or which leaves the store less than one
-   projection's worst case after the slabs' reserve. On failure *out is NULL and fdk_last_create_error()
+/* Validates the configuration, plans the slabs and picks the backend. A
+   value outside its documented range (NaN and Inf included) fails with
+   FDK_ERROR_INVALID_ARGUMENT and a message naming the field, its value and
+   the range. An infeasible plan fails here with FDK_ERROR_BUDGET, before
+   any work: a host budget whose half cannot hold the per-view bookkeeping
+   of num_views (a few hundred bytes a view), or which leaves the store less
+   than one projection's worst case after the slabs' reserve. On failure
+   *out is NULL and fdk_last_create_error()
    describes the problem. */
 FDK_API fdk_status fdk_create(const fdk_config* config, fdk_context** out);
 /* Releases everything; NULL-safe. A call in progress on the handle in
@@ -298,7 +310,9 @@ FDK_API const char* fdk_last_create_error(void);
 /* ---- acquisition ------------------------------------------------------------ */
 /* Pushes view `index` (0 <= index < num_views): detector.size[1] rows of
    detector.size[0] float32 line integrals, rows `row_pitch_bytes` apart
-   (>= 4 * detector.size[0], a multiple of 4). `view` may be NULL (the
+   (>= 4 * detector.size[0], a multiple of 4, and small enough that the
+   last row, (size[1] - 1) * row_pitch_bytes + 4 * size[0] bytes from
+   `pixels`, lies within PTRDIFF_MAX bytes and the address space). `view` may be NULL (the
    configured geometry of that view) or give this view's measured geometry,
    which then replaces the configured one (same detector; the redundancy
    weighting stays the one chosen from the configuration).
@@ -314,7 +328,7 @@ FDK_API const char* fdk_last_create_error(void);
    FDK_VIEW_FAILED (fdk_get_view_state) and may be pushed again, and the
    call that reported it did nothing else.
    Errors: INVALID_ARGUMENT (NULL, bad pitch, a NaN/Inf pixel or one
-   beyond [-1e20, 1e20], bad view),
+   beyond [-1e20, 1e20], a view value outside its range (see fdk_view)),
    OUT_OF_RANGE (index), DUPLICATE (index already pushed), INVALID_STATE
    (after fdk_finish), BUDGET (the store would outgrow the host budget),
    CANCELLED. On any error this view is not stored and the handle stays

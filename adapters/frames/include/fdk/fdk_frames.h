@@ -83,7 +83,8 @@ typedef struct fdk_frames_config {
   double min_transmission;   /* clamp of (I - D) / (F - D); default 1e-5 */
   /* Flat pixels not above the dark, saturated (flat_saturation, default
      65535; 0 = none) or not finite become bad pixels; more than this
-     fraction of them fails create (a wrong flat). Default 0.01. */
+     fraction of them fails create (a wrong flat). Within [0, 1];
+     default 0.01. */
   double max_unusable_fraction;
   double flat_saturation;
   const uint8_t* bad_pixels; /* width * height, nonzero = bad; NULL none */

@@ -5,6 +5,7 @@
 #include <fdk/fdk.h>
 
 #include <array>
+#include <string>
 #include <vector>
 
 namespace fdk {
@@ -41,11 +42,14 @@ struct ViewGeometry {
   double fan_angle(double u) const;        // radians, > 0 towards +u
 };
 
-// Validates (finite values, sid > 0, sdd > 0) and converts; throws fdk::Error.
-ViewGeometry view_from_parameters(const fdk_view& view);
+// Validates (every value within its range of value_ranges.hpp) and
+// converts; throws fdk::Error whose message starts with `prefix` (which
+// view: "scan.views[3]: ").
+ViewGeometry view_from_parameters(const fdk_view& view, const std::string& prefix = "");
 // Decomposes an RTK-form matrix (any non-zero scale); throws fdk::Error with
-// FDK_ERROR_INVALID_ARGUMENT when it is not a flat-panel perspective matrix.
-ViewGeometry view_from_matrix(const double* m12);
+// FDK_ERROR_INVALID_ARGUMENT when it is not a flat-panel perspective matrix
+// or its parameters leave their ranges.
+ViewGeometry view_from_matrix(const double* m12, const std::string& prefix = "");
 // RTK's matrix of a view (physical coordinates), for tests and round trips.
 std::array<double, 12> rtk_matrix(const ViewGeometry& g);
 // The nominal views of a scan description; throws fdk::Error.
