@@ -138,8 +138,10 @@ std::vector<FileRow> file_rows() {
   i("arc_nan", "arc = nan\n", kIn, "arc");
   // NUL bytes (refused today by the syntax around them).
   x("nul_after_root", xml_view("1000", "1500") + std::string(1, '\0') + "junk");
-  i("nul_in_value", std::string("sid = 10\0" "00\n", 13), kIn);
-  i("nul_line", std::string("sid = 1000\n\0\nsdd = 1500\n", 24), kIn);
+  static const char nul_in_value[] = "sid = 10\0" "00\n";
+  static const char nul_line[] = "sid = 1000\n\0\nsdd = 1500\n";
+  i("nul_in_value", std::string(nul_in_value, sizeof nul_in_value - 1), kIn);
+  i("nul_line", std::string(nul_line, sizeof nul_line - 1), kIn);
   return rows;
 }
 
