@@ -138,19 +138,20 @@ std::vector<FileRow> file_rows() {
   i("arc_nan", "arc = nan\n", kIn, "arc");
   // NUL bytes (refused today by the syntax around them).
   x("nul_after_root", xml_view("1000", "1500") + std::string(1, '\0') + "junk");
-  static const char nul_in_value[] = "sid = 10\0" "00\n";
   static const char nul_line[] = "sid = 1000\n\0\nsdd = 1500\n";
-  i("nul_in_value", std::string(nul_in_value, sizeof nul_in_value - 1), kIn);
   i("nul_line", std::string(nul_line, sizeof nul_line - 1), kIn);
   return rows;
 }
 
 // (e) at the parser: a NUL byte inside the text is an error, not the end
-// of a number (today "10\0 00" reads as a SID of 10).
+// of a number (today "10\0 00" reads as a SID of 10, in XML and INI).
 std::vector<FileRow> pending_file_rows() {
   const std::string pending = "pending: (e) NUL bytes in a geometry file -> an error";
   std::vector<FileRow> rows;
   rows.push_back({"xml_nul_in_number", Reader::kRtkXml, xml_view(std::string("10\0" "00", 5), "1500"), ErrorKind::kInput, "", pending});
+  static const char nul_in_value[] = "sid = 10\0" "00\n";
+  rows.push_back({"ini_nul_in_value", Reader::kScanIni, std::string(nul_in_value, sizeof nul_in_value - 1), ErrorKind::kInput, "",
+                  pending});
   rows.push_back({"xml_nul_in_tag_text", Reader::kRtkXml, xml_view("1000", "1500", std::string("<InPlaneAngle>0\0</InPlaneAngle>\n", 32)),
                   ErrorKind::kInput, "", pending});
   return rows;
