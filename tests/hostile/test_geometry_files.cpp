@@ -154,6 +154,13 @@ std::vector<FileRow> pending_file_rows() {
                   pending});
   rows.push_back({"xml_nul_in_tag_text", Reader::kRtkXml, xml_view("1000", "1500", std::string("<InPlaneAngle>0\0</InPlaneAngle>\n", 32)),
                   ErrorKind::kInput, "", pending});
+  // Found by this suite: numbers are read with strtod, which takes C's hex
+  // floats ("0x10" is 16, "0x1p11" 2048); RTK's reader reads decimal only,
+  // so such a value is a typo or a corrupt file, not a distance.
+  const std::string defect = "defect: hexadecimal numbers (0x10) are read as values, not refused";
+  rows.push_back({"xml_sid_hex", Reader::kRtkXml, xml_view("0x10", "1500"), ErrorKind::kInput, "0x10", defect});
+  rows.push_back({"xml_sdd_hex_float", Reader::kRtkXml, xml_view("1000", "0x1p11"), ErrorKind::kInput, "0x1p11", defect});
+  rows.push_back({"ini_sid_hex", Reader::kScanIni, "sid = 0x10\n", ErrorKind::kInput, "0x10", defect});
   return rows;
 }
 
