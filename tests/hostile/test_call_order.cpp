@@ -66,8 +66,8 @@ const Query kQueries[] = {
 std::vector<ApiRow> call_order_rows() {
   std::vector<ApiRow> rows;
   const fdk_status kInv = FDK_ERROR_INVALID_ARGUMENT;
-  std::vector<float>* scratch = new std::vector<float>(kSlabBytes / 4 + 16);  // lives for the process
-  float* buffer = scratch->data();
+  static std::vector<float> scratch(kSlabBytes / 4 + 16);  // read into by the rows; lives for the process
+  float* buffer = scratch.data();
 
   // Every call with a NULL handle.
   const std::pair<const char*, std::function<fdk_status()>> null_calls[] = {
@@ -201,7 +201,7 @@ std::vector<ApiRow> call_order_rows() {
                     FDK_OK, "", MessageFrom::kNone, After::kCancelled});
     const std::pair<const char*, std::function<fdk_status(fdk_context*)>> after_cancel[] = {
         {"push", [](fdk_context* c) { return hostile::push_good(c, kViews - 1); }},
-        {"push_bad_index", [](fdk_context* c) { return hostile::push_good(c, -1); }},
+        {"push_bad_index", [](fdk_context* c) { return fdk_push_projection(c, -1, hostile::scan().pixels(0), hostile::scan().pitch(), nullptr); }},
         {"push_NULL_pixels", [](fdk_context* c) { return fdk_push_projection(c, 0, nullptr, 4, nullptr); }},
         {"finish", [](fdk_context* c) { return fdk_finish(c); }},
         {"read_slab", [buffer](fdk_context* c) { return fdk_read_slab(c, 0, buffer, kSlabBytes); }},
@@ -295,7 +295,7 @@ std::vector<ApiRow> pending_call_order_rows() {
   rows.push_back({"finish_after_only_refused_pushes", Stage::kFresh,
                   [](fdk_context* c) {
                     EXPECT_EQ(fdk_push_projection(c, 0, nullptr, 96, nullptr), FDK_ERROR_INVALID_ARGUMENT);
-                    EXPECT_EQ(hostile::push_good(c, -1), FDK_ERROR_OUT_OF_RANGE);
+                    EXPECT_EQ(fdk_push_projection(c, -1, hostile::scan().pixels(0), hostile::scan().pitch(), nullptr), FDK_ERROR_OUT_OF_RANGE);
                     return fdk_finish(c);
                   },
                   FDK_ERROR_INVALID_STATE, "before any projection", MessageFrom::kHandle, After::kVolume, pending_d});
