@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 
 #include "backend_choice.hpp"
 #include "context.hpp"
@@ -50,6 +51,20 @@ void copy_out(const Info& full, Info* info) {
 // The sizes of structs as 0.1 laid them out, before fields were appended.
 constexpr size_t kConfigSize01 = offsetof(fdk_config, outside_fov);
 constexpr size_t kPlanInfoSize01 = offsetof(fdk_plan_info, outside_fov);
+// And as 0.2 did.
+constexpr size_t kConfigSize02 = offsetof(fdk_config, store_policy);
+constexpr size_t kPlanInfoSize02 = offsetof(fdk_plan_info, store_policy);
+constexpr size_t kStoreInfoSize02 = offsetof(fdk_store_info, views_reduced);
+
+// Accepts the current size and any of `older`.
+template <class Info>
+void check_out_struct_sizes(const Info* info, const char* name, std::initializer_list<size_t> older) {
+  if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
+  if (info->struct_size == sizeof(Info)) return;
+  for (size_t size : older)
+    if (info->struct_size == size) return;
+  fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
+}
 
 const fdk::Reconstruction& recon_of(const fdk_context* ctx) { return *ctx->recon; }
 
@@ -110,12 +125,13 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
   return guarded(nullptr, [&] {
     if (!out) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "out is NULL");
     if (!config) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "config is NULL");
-    // A 0.1 caller's struct ends before the appended fields: read only its
-    // bytes, the rest keeps fdk_config_init's defaults.
+    // An older caller's struct ends before the appended fields: read only
+    // its bytes, the rest keeps fdk_config_init's defaults.
     fdk_config full;
-    if (config->struct_size == kConfigSize01) {
+    if (config->struct_size == kConfigSize01 || config->struct_size == kConfigSize02) {
+      const size_t size = config->struct_size;
       fdk_config_init(&full);
-      std::memcpy(&full, config, kConfigSize01);
+      std::memcpy(&full, config, size);
       full.struct_size = sizeof full;
       config = &full;
     }
@@ -226,14 +242,14 @@ fdk_status fdk_cancel(fdk_context* ctx) { FDK_WITH_CTX(ctx, { ctx->recon->cancel
 
 fdk_status fdk_get_store_info(const fdk_context* ctx, fdk_store_info* info) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(info, "fdk_store_info");
-    *info = recon_of(ctx).store_info();
+    check_out_struct_sizes(info, "fdk_store_info", {kStoreInfoSize02});
+    copy_out(recon_of(ctx).store_info(), info);
   });
 }
 
 fdk_status fdk_get_plan_info(const fdk_context* ctx, fdk_plan_info* info) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(info, "fdk_plan_info", kPlanInfoSize01);
+    check_out_struct_sizes(info, "fdk_plan_info", {kPlanInfoSize01, kPlanInfoSize02});
     copy_out(recon_of(ctx).plan_info(), info);
   });
 }

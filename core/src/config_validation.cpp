@@ -80,6 +80,9 @@ Settings validate_config(const fdk_config& c) {
   if (c.outside_fov != FDK_OUTSIDE_FOV_BACKPROJECT && c.outside_fov != FDK_OUTSIDE_FOV_ZERO)
     fail(FDK_ERROR_INVALID_ARGUMENT,
          "outside_fov must be FDK_OUTSIDE_FOV_BACKPROJECT (0) or FDK_OUTSIDE_FOV_ZERO (1)");
+  if (c.store_policy != FDK_STORE_REDUCE_PRECISION && c.store_policy != FDK_STORE_STRICT)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "store_policy is " + std::to_string(c.store_policy) +
+                                         ": it must be FDK_STORE_REDUCE_PRECISION (0) or FDK_STORE_STRICT (1)");
 
   Settings s;
   s.config = c;

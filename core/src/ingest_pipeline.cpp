@@ -439,17 +439,49 @@ void IngestPipeline::store_one(Job& job, float* worker_buffer) {
   } else {
     data = slots_[static_cast<size_t>(job.slot)].filtered->data();
   }
-  CompressedView compressed = store_.compress(data, nullptr);
-  std::lock_guard<std::mutex> lock(mutex_);
-  store_seconds_ += seconds_since(start);
+  const bool may_reduce = options_.reduce_precision && store_.precision() == FDK_PRECISION_FLOAT32;
+  bool reduce = false;
+  if (may_reduce) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reduce = !full_precision_fits();
+  }
+  CompressedView compressed =
+      store_.compress(data, nullptr, reduce ? FDK_PRECISION_FLOAT16 : store_.precision());
+  std::unique_lock<std::mutex> lock(mutex_);
   // Room left for this view: what the others in flight reserved stays theirs.
   const uint64_t others = reserved_bytes_ - (job.reserved ? view_bound_ : 0);
+  if (may_reduce && !reduce && store_.stored_bytes() + others + compressed.bytes() > options_.store_limit) {
+    // The estimate let it through at float32 but it does not fit: the
+    // policy's last resort before BUDGET is this view at float16.
+    lock.unlock();
+    compressed = store_.compress(data, nullptr, FDK_PRECISION_FLOAT16);
+    lock.lock();
+  }
+  store_seconds_ += seconds_since(start);
   const uint64_t used = store_.stored_bytes() + others;
   if (used + compressed.bytes() > options_.store_limit)
     fail(FDK_ERROR_BUDGET, "the compressed projections would exceed the host memory budget (" +
                                std::to_string(options_.store_limit >> 20) +
                                " MiB for them after the slab reserve and the staging)");
+  const uint64_t bytes = compressed.bytes();
+  const bool full = compressed.precision == FDK_PRECISION_FLOAT32;
   store_.commit(job.view, std::move(compressed));
+  if (full) {
+    full_bytes_ += bytes;
+    ++full_views_;
+  }
+}
+
+bool IngestPipeline::full_precision_fits() const {
+  // No float32 view stored yet: no ratio to go by, and the plan guaranteed
+  // room for one view's worst case.
+  if (full_views_ == 0) return true;
+  // A margin for the ratio's spread from view to view.
+  constexpr double kMargin = 1.02;
+  const double per_view = static_cast<double>(full_bytes_) / full_views_;
+  const double remaining = static_cast<double>(model_.views.size()) - store_.views_stored();
+  const double need = static_cast<double>(store_.stored_bytes()) + kMargin * per_view * remaining;
+  return need <= static_cast<double>(options_.store_limit);
 }
 
 void IngestPipeline::release_slot(Job& job) {

@@ -41,6 +41,9 @@ class IngestPipeline {
     int store_workers = 1;
     int slots = 2;
     uint64_t store_limit = 0;  // bytes the compressed store may hold
+    // FDK_STORE_REDUCE_PRECISION: a float32 store keeps a view as float16
+    // while the views still to come would not fit at float32.
+    bool reduce_precision = false;
   };
 
   // Workers and slots for `num_threads` threads (store_limit left 0):
@@ -128,6 +131,9 @@ class IngestPipeline {
   bool store_may_run(std::chrono::steady_clock::time_point now,
                      std::chrono::steady_clock::time_point* resume) const;
   void store_one(Job& job, float* worker_buffer);
+  // With mutex_ held: whether the views not yet stored fit the budget at
+  // float32, at the ratio the float32 views stored so far reached.
+  bool full_precision_fits() const;
   void complete(Job& job);                  // with mutex_ held
   void release_slot(Job& job);              // with mutex_ held
   void report_failures();                   // with mutex_ held: throws the unreported ones
@@ -171,6 +177,8 @@ class IngestPipeline {
   int waiting_pushes_ = 0;  // pushes waiting for their own view to be stored
   bool stop_ = false;
   double filter_seconds_ = 0, store_seconds_ = 0;
+  uint64_t full_bytes_ = 0;  // stored bytes of the float32 views
+  int full_views_ = 0;
   std::atomic<int> accepted_{0};
 
   std::vector<std::thread> threads_;

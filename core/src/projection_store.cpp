@@ -574,8 +574,15 @@ ProjectionStore::ProjectionStore(int width, int height, int num_views,
 CompressedView ProjectionStore::compress(const float* data) const { return compress(data, nullptr); }
 
 CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool) const {
+  return compress(data, pool, precision_);
+}
+
+CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fdk_precision precision) const {
+  if (precision != FDK_PRECISION_FLOAT32 && precision != FDK_PRECISION_FLOAT16)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: unknown precision");
   if (!data) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: null projection");
   CompressedView view;
+  view.precision = precision;
   try {
     view.bands.resize(static_cast<size_t>(num_bands()));
   } catch (const std::bad_alloc&) {
@@ -609,7 +616,7 @@ uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int 
       const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(width_);
       const float* in = data + static_cast<size_t>(row0) * static_cast<size_t>(width_);
       max_bits = std::max(
-          max_bits, encode_band(in, n, static_cast<size_t>(width_), precision_, view.bands[static_cast<size_t>(b)]));
+          max_bits, encode_band(in, n, static_cast<size_t>(width_), view.precision, view.bands[static_cast<size_t>(b)]));
     }
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
@@ -629,6 +636,7 @@ void ProjectionStore::commit(int view, CompressedView&& compressed) {
     fail(FDK_ERROR_DUPLICATE, "projection store: view " + std::to_string(view) +
                                   " is already stored");
   max_abs_bits_[static_cast<size_t>(view)] = compressed.max_abs_bits;
+  if (compressed.precision != precision_) ++views_reduced_;
   views_[static_cast<size_t>(view)] = std::move(compressed);
   present_[static_cast<size_t>(view)] = 1;
   stored_bytes_ += bytes;
@@ -636,9 +644,11 @@ void ProjectionStore::commit(int view, CompressedView&& compressed) {
 }
 
 // A band is kept coded only when that is smaller than the raw band.
-uint64_t ProjectionStore::worst_case_view_bytes() const {
-  return static_cast<uint64_t>(num_bands()) * header_size(precision_) +
-         static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_) * sample_size(precision_);
+uint64_t ProjectionStore::worst_case_view_bytes() const { return worst_case_view_bytes(precision_); }
+
+uint64_t ProjectionStore::worst_case_view_bytes(fdk_precision precision) const {
+  return static_cast<uint64_t>(num_bands()) * header_size(precision) +
+         static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_) * sample_size(precision);
 }
 
 bool ProjectionStore::has(int view) const {
@@ -695,9 +705,9 @@ void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out
       const int band_rows = (band_row0 + band_rows_ <= height_) ? band_rows_ : height_ - band_row0;
       const size_t n = static_cast<size_t>(band_rows) * w;
       const std::vector<uint8_t>& band = stored->bands[static_cast<size_t>(b)];
-      uint8_t* decoded = scratch(decoded_buffer, n * sample_size(precision_));
+      uint8_t* decoded = scratch(decoded_buffer, n * sample_size(stored->precision));
       const uint8_t* planes[4] = {};
-      decode_planes(band, n, w, precision_, dctx.get(), decoded, planes);
+      decode_planes(band, n, w, stored->precision, dctx.get(), decoded, planes);
 
       // Only the rows of this band inside [row_begin, row_end) are unpacked.
       const int r0 = row_begin > band_row0 ? row_begin : band_row0;
@@ -705,7 +715,7 @@ void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out
       const size_t i0 = static_cast<size_t>(r0 - band_row0) * w;
       const size_t i1 = static_cast<size_t>(r1 - band_row0) * w;
       float* dst = out + static_cast<size_t>(r0 - row_begin) * w;
-      if (precision_ == FDK_PRECISION_FLOAT16) {
+      if (stored->precision == FDK_PRECISION_FLOAT16) {
         const int e = static_cast<int16_t>(static_cast<uint16_t>(band[1] | (band[2] << 8)));
         if (e < kMinExponent || e > kMaxExponent) corrupt("exponent");
         unshuffle16(planes, e, i0, i1, dst);

@@ -45,7 +45,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
     : settings_(validate_config(config)), ingest_pool_(std::min(settings_.num_threads, kMaxPushThreads)) {
   const fdk_config& c = settings_.config;
   const uint64_t bookkeeping =
-      static_cast<uint64_t>(c.scan.num_views) * bookkeeping_bytes_per_view(c.detector.size[1]);
+      static_cast<uint64_t>(std::max(0, c.scan.num_views)) * bookkeeping_bytes_per_view(std::max(0, c.detector.size[1]));
   bookkeeping_ = bookkeeping;
   if (bookkeeping > settings_.host_budget / 2)
     fail(FDK_ERROR_BUDGET, "num_views " + std::to_string(c.scan.num_views) + " needs " + mib(bookkeeping) +
@@ -98,6 +98,8 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
                                mib(plan_.reserve_bytes) + ") and the per-view bookkeeping (" + mib(bookkeeping) +
                                "): one projection can need " + mib(store_->worst_case_view_bytes()));
   store_limit_ = ingest.store_limit;
+  ingest.reduce_precision = c.store_policy == FDK_STORE_REDUCE_PRECISION;
+  store_fit_ = store_fit(static_cast<uint64_t>(c.scan.num_views), ingest.reduce_precision);
   ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest);
 }
 
@@ -176,6 +178,21 @@ void Reconstruction::finish() {
   backend_->finish(model_);
   finished_.store(true);
   notify_progress();
+}
+
+fdk_store_fit Reconstruction::store_fit(uint64_t views, bool reduce) const {
+  // Ratios (float32 bytes over stored bytes) measured on noisy filtered
+  // projections, the benchmark's and simulated ones: near what noisy
+  // floats allow, so an estimate rather than a hope.
+  constexpr double kTypicalRatio32 = 1.2, kTypicalRatio16 = 2.4;
+  const fdk_precision lowest =
+      reduce ? FDK_PRECISION_FLOAT16 : static_cast<fdk_precision>(store_->precision());
+  const double limit = static_cast<double>(store_limit_);
+  if (static_cast<double>(views) * static_cast<double>(store_->worst_case_view_bytes(lowest)) <= limit)
+    return FDK_STORE_FITS;
+  const double raw = 4.0 * store_->width() * static_cast<double>(store_->height()) * static_cast<double>(views);
+  const double ratio = lowest == FDK_PRECISION_FLOAT16 ? kTypicalRatio16 : kTypicalRatio32;
+  return raw / ratio <= limit ? FDK_STORE_LIKELY : FDK_STORE_UNLIKELY;
 }
 
 uint64_t Reconstruction::slab_bytes(int slab) const {
@@ -448,7 +465,8 @@ fdk_store_info Reconstruction::store_info() const {
   info.raw_bytes = store_->raw_bytes();
   info.stored_bytes = store_->stored_bytes();
   info.ratio = info.stored_bytes ? static_cast<double>(info.raw_bytes) / static_cast<double>(info.stored_bytes) : 0;
-  if (store_->precision() == FDK_PRECISION_FLOAT16) {
+  info.views_reduced = store_->views_reduced();
+  if (store_->precision() == FDK_PRECISION_FLOAT16 || info.views_reduced > 0) {
     info.rel_error_bound = ProjectionStore::kFloat16RelBound;
     info.abs_error_bound_factor = ProjectionStore::kFloat16AbsBoundFactor;
   }
@@ -470,6 +488,9 @@ fdk_plan_info Reconstruction::plan_info() const {
   info.voxels_outside_fov = voxels_outside_fov_;
   info.half_fan_inferior = model_.redundancy.inferior;
   info.half_fan_superior = model_.redundancy.superior;
+  info.store_policy = settings_.config.store_policy;
+  info.store_fit = store_fit_;
+  info.store_limit = store_limit_;
   return info;
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "pending.hpp"
 #include "small_scan.hpp"
 
 namespace hostile {
@@ -110,17 +111,9 @@ std::string row_name(const ::testing::TestParamInfo<Row>& info) {
   return identifier(info.param.name);
 }
 
-// Skips a row that states a behaviour still to come, unless the
-// environment sets FDK_HOSTILE_RUN_PENDING=1 (to try a fix before its rows
-// are enabled; some pending rows crash or deadlock on the old code).
-inline bool run_pending() {
-  const char* v = std::getenv("FDK_HOSTILE_RUN_PENDING");
-  return v && std::string(v) == "1";
-}
 #define HOSTILE_SKIP_IF_PENDING(row)                                           \
   do {                                                                         \
-    if (!(row).pending.empty() && !hostile::run_pending())                     \
-      GTEST_SKIP() << (row).pending;                                           \
+    if (hostile::skipped((row).pending)) GTEST_SKIP() << (row).pending;        \
   } while (0)
 
 // Hostile values of the doubles, with names for the rows.

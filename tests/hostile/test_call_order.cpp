@@ -261,7 +261,6 @@ std::vector<ApiRow> pending_call_order_rows() {
       {"finish", [](fdk_context* c) { return fdk_finish(c); }},
       {"read_slab", [](fdk_context* c) { std::vector<float> b(kSlabBytes / 4); return fdk_read_slab(c, 0, b.data(), kSlabBytes); }},
       {"slab_ready", [](fdk_context* c) { int32_t r = 0; return fdk_slab_ready(c, 0, &r); }},
-      {"set_progress_callback", [](fdk_context* c) { return fdk_set_progress_callback(c, nullptr, nullptr); }},
       {"get_timings", [](fdk_context* c) { fdk_timings t{}; t.struct_size = sizeof t; return fdk_get_timings(c, &t); }},
       {"get_device_stats", [](fdk_context* c) { fdk_device_stats d{}; d.struct_size = sizeof d; return fdk_get_device_stats(c, &d); }},
   };

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 
+#include "pending.hpp"
 #include "tiff_bytes.hpp"
 #include "small_scan.hpp"
 
@@ -203,7 +204,7 @@ std::vector<ConvertRow> convert_rows() {
         fdk::adapters::write_tiff_float(w / "proj/p03.tif", 24, 24, {big.data()});
         return good_args(w);
       },
-      5, "1e20");
+      3, "1e20");
   add("geometry_missing", [](const Workspace& w) { return good_args(w) + " --geometry " + (w / "none.ini"); }, 3, "none.ini");
   add("geometry_empty_xml", [](const Workspace& w) { write_file(w / "g.xml", ""); return good_args(w) + " --geometry " + (w / "g.xml"); }, 3, "g.xml");
   add("geometry_garbage_xml", [](const Workspace& w) { write_file(w / "g.xml", "<RTKThreeDCircularGeometry><<<"); return good_args(w) + " --geometry " + (w / "g.xml"); }, 3, "g.xml");
@@ -334,7 +335,8 @@ class ConvertPending : public ::testing::TestWithParam<ConvertRow> {};
 TEST_P(Convert, ExitsWithItsCode) { run_convert_row(GetParam()); }
 TEST_P(ConvertPending, ExitsWithItsCode) {
   const char* run_it = std::getenv("FDK_HOSTILE_RUN_PENDING");
-  if (!(run_it && std::string(run_it) == "1")) GTEST_SKIP() << GetParam().pending;
+  (void)run_it;
+  if (hostile::skipped(GetParam().pending)) GTEST_SKIP() << GetParam().pending;
   run_convert_row(GetParam());
 }
 

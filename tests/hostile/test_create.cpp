@@ -125,7 +125,7 @@ std::vector<CreateRow> create_rows() {
   const fdk_status kInv = FDK_ERROR_INVALID_ARGUMENT;
 
   // struct sizes
-  for (uint32_t size : {0u, 4u, uint32_t(sizeof(fdk_config) - 8), uint32_t(sizeof(fdk_config) + 4), UINT32_MAX})
+  for (uint32_t size : {0u, 4u, uint32_t(sizeof(fdk_config) - 2), uint32_t(sizeof(fdk_config) + 4), UINT32_MAX})
     rows.push_back({"config_struct_size_" + std::to_string(size), [size](fdk_config& c) { c.struct_size = size; },
                     FDK_ERROR_STRUCT_SIZE, "fdk_config.struct_size", ""});
   for (uint32_t size : {0u, 1u, uint32_t(sizeof(fdk_scan) - 8), uint32_t(sizeof(fdk_scan) + 8), UINT32_MAX})

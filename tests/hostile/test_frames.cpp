@@ -474,7 +474,7 @@ std::vector<FramesRow> defect_frames_rows() {
                   [k](fdk_frames* f) { return fdk_frames_push_f32(f, k, 1e300, 0, hostile::scan().pixels(k), kRowF, -1); },
                   FDK_ERROR_INVALID_ARGUMENT, "angle", FAfter::kVolume, defect});
   // (a) in the adapter: a pitch whose rows overflow an address.
-  const std::string pending_a = "pending: (a) row_pitch_bytes whose (rows-1)*pitch+row overflows -> INVALID_ARGUMENT (here in libfdk_frames)";
+  const std::string pending_a = "defect: (a) row_pitch_bytes whose (rows-1)*pitch+row overflows -> INVALID_ARGUMENT (here in libfdk_frames)";
   for (size_t pitch : {size_t(1) << 62, SIZE_MAX & ~size_t(3)})
     rows.push_back({"push_f32_pitch_" + std::to_string(pitch), Mode::kLineIntegrals, FStage::kHalfPushed,
                     [k, angle, pitch](fdk_frames* f) {

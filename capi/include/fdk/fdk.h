@@ -139,6 +139,30 @@ typedef enum fdk_outside_fov {
   FDK_OUTSIDE_FOV_ZERO = 1         /* 0, and not computed (faster) */
 } fdk_outside_fov;
 
+/* What the store does when the compressed projections would outgrow the
+   host budget (docs/DECISIONS.md, "A store that fits"). */
+typedef enum fdk_store_policy {
+  FDK_STORE_REDUCE_PRECISION = 0, /* the default: while the views still to
+                                     come would not fit at float32 (at the
+                                     ratio measured so far), each is stored
+                                     as float16, with fdk_store_info's
+                                     bounds; a view fails with BUDGET only
+                                     when even that leaves no room */
+  FDK_STORE_STRICT = 1            /* never reduce: a view that does not fit
+                                     fails with BUDGET */
+} fdk_store_policy;
+
+/* Whether the announced scan fits the store (fdk_plan_info.store_fit). */
+typedef enum fdk_store_fit {
+  FDK_STORE_FITS = 0,     /* for certain: every view's worst case fits (at
+                             float16 under FDK_STORE_REDUCE_PRECISION) */
+  FDK_STORE_LIKELY = 1,   /* at the compression ratio typical of noisy
+                             filtered projections (1.2 for float32, 2.4
+                             for float16) */
+  FDK_STORE_UNLIKELY = 2  /* not even then: expect BUDGET before the end
+                             unless fewer views arrive */
+} fdk_store_fit;
+
 typedef enum fdk_backend {
   FDK_BACKEND_AUTO = 0, /* CUDA when built in and a GPU is usable, else CPU */
   FDK_BACKEND_CPU = 1,
@@ -263,6 +287,8 @@ typedef struct fdk_config {
   /* Appended in 0.2 (a 0.1 caller's struct_size, without it, still works
      and gets the default): */
   int32_t outside_fov;   /* fdk_outside_fov; default BACKPROJECT, as rtkfdk */
+  /* Appended in 0.3 (older struct sizes still work and get the default): */
+  int32_t store_policy;  /* fdk_store_policy; default REDUCE_PRECISION */
 } fdk_config;
 
 /* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
@@ -476,6 +502,10 @@ typedef struct fdk_store_info {
      both 0 for float32. */
   double rel_error_bound;
   double abs_error_bound_factor;
+  /* Appended in 0.3 (an older struct_size gets the fields above only): */
+  int32_t views_reduced;    /* views stored as float16 by
+                               FDK_STORE_REDUCE_PRECISION (the bounds above
+                               then hold for them; float32 views are exact) */
 } fdk_store_info;
 
 FDK_API fdk_status fdk_get_store_info(const fdk_context* ctx,
@@ -506,6 +536,12 @@ typedef struct fdk_plan_info {
      superior| >= 10 * (superior - inferior). */
   double half_fan_inferior;
   double half_fan_superior;
+  /* Appended in 0.3 (an older struct_size gets the fields above only): */
+  int32_t store_policy;     /* fdk_store_policy in use */
+  int32_t store_fit;        /* fdk_store_fit of the announced views */
+  uint64_t store_limit;     /* bytes the compressed store may hold: the host
+                               budget less the slabs' reserve and the
+                               per-view bookkeeping */
 } fdk_plan_info;
 
 FDK_API fdk_status fdk_get_plan_info(const fdk_context* ctx,

@@ -24,6 +24,7 @@ class ThreadPool;
 struct CompressedView {
   std::vector<std::vector<uint8_t>> bands;
   uint32_t max_abs_bits = 0;  // the largest |value| before coding, as float bits
+  fdk_precision precision = FDK_PRECISION_FLOAT32;  // how its bands are coded
   uint64_t bytes() const;
 };
 
@@ -48,6 +49,9 @@ class ProjectionStore {
   CompressedView compress(const float* data) const;
   // The same, bands spread over `pool` (null: the calling thread).
   CompressedView compress(const float* data, ThreadPool* pool) const;
+  // At `precision` rather than the store's (float16 where the store is
+  // float32: a view reduced to fit the budget; read back the same way).
+  CompressedView compress(const float* data, ThreadPool* pool, fdk_precision precision) const;
   // Takes ownership. Thread-safe. The view must not be stored already.
   void commit(int view, CompressedView&& compressed);
   bool has(int view) const;
@@ -65,8 +69,11 @@ class ProjectionStore {
   float max_abs(int view) const;
 
   // The most one compressed view can take (bands stored raw when zstd does
-  // not shrink them).
+  // not shrink them), at the store's precision or at `precision`.
   uint64_t worst_case_view_bytes() const;
+  uint64_t worst_case_view_bytes(fdk_precision precision) const;
+  // Views stored at a lower precision than the store's.
+  int views_reduced() const { return views_reduced_.load(); }
 
   uint64_t stored_bytes() const { return stored_bytes_.load(); }
   uint64_t raw_bytes() const;  // views stored * width * height * 4
@@ -75,6 +82,7 @@ class ProjectionStore {
  private:
   // Codes the bands into `view` and returns their largest |value| (float bits).
   uint32_t compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const;
+  std::atomic<int> views_reduced_{0};
 
   int width_, height_, band_rows_;
   fdk_precision precision_;

@@ -78,6 +78,8 @@ class Reconstruction {
   void mark_done(int slab);
   void record_done(int slab);  // op_mutex_ held; no progress callback
   uint64_t slab_bytes(int slab) const;
+  // Whether `views` fit the store limit (fdk_plan_info.store_fit).
+  fdk_store_fit store_fit(uint64_t views, bool reduce) const;
   // What the store and the plan's reserve leave of the host budget: the
   // bound on the host slab cache. Constant after finish (the store no
   // longer grows where the cache is used).
@@ -96,6 +98,7 @@ class Reconstruction {
   SlabPlan plan_;
   uint64_t store_limit_ = 0;  // bytes the compressed store may hold
   uint64_t bookkeeping_ = 0;  // per-view host memory besides the store
+  fdk_store_fit store_fit_ = FDK_STORE_FITS;
   uint64_t voxels_outside_fov_ = 0;  // of the announced views, for fdk_plan_info
   std::vector<ViewGeometry> configured_views_;    // as announced, for pushes without geometry
   std::vector<IndexMatrix> configured_matrices_;
