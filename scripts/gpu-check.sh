@@ -17,7 +17,7 @@
 # CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600),
 # Xzero (--outside-fov zero: the field of view's outside not computed),
 # Xpl (slabs read into page-locked memory from fdk_alloc_host); a
-# plain case runs on one GPU. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
+# plain case runs on one GPU. d100 is (d) under a 100 GiB host budget. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
 # 0..N-1 and, in the same invocation, on one GPU: the summary then holds the
 # scaling and each GPU's busy time. d runs under a 160 GiB host budget, one
 # timed run and no warm-up, 64 distinct projections pushed cyclically.
@@ -125,6 +125,7 @@ if [ $run_bench -eq 1 ]; then
     esac
     case "$c" in
       c8) c=c; extra=(--budget-gpu 8GiB) ;;      # (c) within 8 GiB of GPU memory: streamed slabs
+      d100) c=d; d_budget=100GiB ;;              # (d) under 100 GiB: the store policy's harder test
       *16) c=${c%16}; extra=(--precision f16) ;;  # float16 storage
       *paced) c=${c%paced}; extra=(--rate 600) ;; # pushed like a scanner, 600 views/s
       *pl) c=${c%pl}; extra=(--page-locked) ;;     # slabs read into fdk_alloc_host memory
@@ -134,7 +135,8 @@ if [ $run_bench -eq 1 ]; then
     [ "$c" = c ] && extra+=(--pool 64)
     # (d): 4096^3 from 2400 views of 4096^2 under a 160 GiB host budget; one
     # timed run without warm-up (each is long), 4 GiB of distinct projections.
-    [ "$c" = d ] && { extra+=(--pool 64 --budget-host 160GiB --warmup 0); repeats=1; }
+    [ "$c" = d ] && { extra+=(--pool 64 --budget-host "${d_budget:-160GiB}" --warmup 0); repeats=1; }
+    d_budget=
     [ -n "$gpus" ] && extra+=(--gpus "$gpus")  # N > 1: the one-GPU baseline runs too
     # (d) on one GPU would not fit the same call: no baseline there.
     [ "$c" = d ] && [ -n "$gpus" ] && extra+=(--no-baseline)

@@ -1125,9 +1125,13 @@ int main(int argc, char** argv) {
               outcome.plan.gpu_memory_budget
                   ? human_bytes(static_cast<double>(outcome.plan.gpu_memory_budget)).c_str()
                   : "-");
-  std::printf("store           %d views, raw %s, stored %s, ratio %.3f\n", store.views_stored,
-              human_bytes(static_cast<double>(store.raw_bytes)).c_str(),
-              human_bytes(static_cast<double>(store.stored_bytes)).c_str(), store.ratio);
+  static const char* const kFit[] = {"fits", "likely", "unlikely"};
+  std::printf("store           %d views (%d as float16 by the policy), raw %s, stored %s, ratio %.3f; "
+              "limit %s, plan: %s\n",
+              store.views_stored, store.views_reduced, human_bytes(static_cast<double>(store.raw_bytes)).c_str(),
+              human_bytes(static_cast<double>(store.stored_bytes)).c_str(), store.ratio,
+              human_bytes(static_cast<double>(outcome.plan.store_limit)).c_str(),
+              outcome.plan.store_fit >= 0 && outcome.plan.store_fit <= 2 ? kFit[outcome.plan.store_fit] : "?");
   const std::vector<std::string> gpus = gpu_models();
   std::string gpu_list;
   for (const std::string& g : gpus) gpu_list += (gpu_list.empty() ? "" : ", ") + g;
@@ -1284,7 +1288,7 @@ int main(int argc, char** argv) {
     j << "  \"push_rate_views_per_s\": " << json_number(o.rate) << ",\n";
     j << "  \"store\": {\"views\": " << store.views_stored << ", \"raw_bytes\": "
       << store.raw_bytes << ", \"stored_bytes\": " << store.stored_bytes
-      << ", \"ratio\": " << json_number(store.ratio)
+      << ", \"ratio\": " << json_number(store.ratio) << ", \"views_reduced\": " << store.views_reduced
       << ", \"rel_error_bound\": " << json_number(store.rel_error_bound)
       << ", \"abs_error_bound_factor\": " << json_number(store.abs_error_bound_factor) << "},\n";
     j << "  \"warmup_runs\": " << o.warmup << ",\n";
