@@ -33,6 +33,35 @@ namespace Fdk
         Zero = 1,
     }
 
+    /// <summary>
+    /// fdk_store_policy: what the store does when the compressed projections
+    /// would outgrow the host budget.
+    /// </summary>
+    public enum StorePolicy
+    {
+        /// <summary>
+        /// The default: while the views still to come would not fit at
+        /// float32 (at the compression ratio measured so far), each is stored
+        /// as float16, with the error bounds of <see cref="StoreInfo"/>; a view
+        /// fails with Status Budget only when even that leaves no room.
+        /// </summary>
+        ReducePrecision = 0,
+        /// <summary>Never reduce: a view that does not fit fails with Status Budget.</summary>
+        Strict = 1,
+    }
+
+    /// <summary>fdk_store_fit: whether the announced scan fits the store (PlanInfo.StoreFit).</summary>
+    public enum StoreFit
+    {
+        /// <summary>For certain: every view's worst case fits (at float16 under ReducePrecision).</summary>
+        Fits = 0,
+        /// <summary>At the compression ratio typical of noisy filtered projections
+        /// (1.2 for float32, 2.4 for float16).</summary>
+        Likely = 1,
+        /// <summary>Not even then: expect Status Budget before the end unless fewer views arrive.</summary>
+        Unlikely = 2,
+    }
+
     /// <summary>fdk_backend.</summary>
     public enum Backend
     {
@@ -58,6 +87,20 @@ namespace Fdk
         Reconstructing = 1,
         Done = 2,
         Cancelled = 3,
+    }
+
+    /// <summary>fdk_view_state: where a view stands (see <see cref="ViewState"/>).</summary>
+    public enum ViewStateKind
+    {
+        /// <summary>Not pushed, or its push threw.</summary>
+        Absent = 0,
+        /// <summary>Accepted; being filtered and stored.</summary>
+        Pending = 1,
+        /// <summary>In the reconstruction.</summary>
+        Stored = 2,
+        /// <summary>Accepted, then lost in the background (reported once by a
+        /// later push or Finish); may be pushed again.</summary>
+        Failed = 3,
     }
 
     /// <summary>The voxel grid (fdk_volume). Sizes in voxels along x, y, z.</summary>
@@ -395,6 +438,14 @@ namespace Fdk
         public int SlabThickness { get; set; }
         /// <summary>Voxels outside the field of view: backprojected as rtkfdk (default) or zero.</summary>
         public OutsideFieldOfView OutsideFieldOfView { get; set; }
+        /// <summary>
+        /// When the compressed projections would outgrow the host budget:
+        /// store the remaining views as float16 (ReducePrecision, the default;
+        /// StoreInfo.ViewsReduced counts them) or refuse them with Status
+        /// Budget (Strict). PlanInfo.StoreFit says at construction whether
+        /// the announced scan fits.
+        /// </summary>
+        public StorePolicy StorePolicy { get; set; }
 
         public ReconstructionSettings()
         {

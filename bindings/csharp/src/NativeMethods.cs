@@ -71,6 +71,10 @@ namespace Fdk
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int fdk_finish(FdkContextHandle context);
 
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_view_state(FdkContextHandle context, int index,
+                                                      out int state, out int failure);
+
         // ---- the volume ----
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int fdk_slab_count(FdkContextHandle context, out int count);

@@ -74,6 +74,7 @@ namespace Fdk
         public int num_threads;
         public int slab_thickness;
         public int outside_fov;
+        public int store_policy;
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -106,6 +107,7 @@ namespace Fdk
         public double ratio;
         public double rel_error_bound;
         public double abs_error_bound_factor;
+        public int views_reduced;
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -124,6 +126,9 @@ namespace Fdk
         public ulong voxels_outside_fov;
         public double half_fan_inferior;
         public double half_fan_superior;
+        public int store_policy;
+        public int store_fit;
+        public ulong store_limit;
     }
 
     [StructLayout(LayoutKind.Sequential)]

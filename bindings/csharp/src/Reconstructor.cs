@@ -68,6 +68,9 @@ namespace Fdk
         public double Ratio { get; private set; }
         public double RelativeErrorBound { get; private set; }
         public double AbsoluteErrorBoundFactor { get; private set; }
+        /// <summary>Views stored as float16 by <see cref="Fdk.StorePolicy.ReducePrecision"/>
+        /// (the bounds above then hold for them; float32 views are exact).</summary>
+        public int ViewsReduced { get; private set; }
 
         internal StoreInfo(FdkStoreInfoNative n) : this()
         {
@@ -77,6 +80,7 @@ namespace Fdk
             Ratio = n.ratio;
             RelativeErrorBound = n.rel_error_bound;
             AbsoluteErrorBoundFactor = n.abs_error_bound_factor;
+            ViewsReduced = n.views_reduced;
         }
     }
 
@@ -98,6 +102,13 @@ namespace Fdk
         /// the rays through the detector's first and last pixel centres (smallest over the views).</summary>
         public double HalfFanInferior { get; private set; }
         public double HalfFanSuperior { get; private set; }
+        /// <summary>The store policy in use.</summary>
+        public StorePolicy StorePolicy { get; private set; }
+        /// <summary>Whether the announced views fit the store.</summary>
+        public StoreFit StoreFit { get; private set; }
+        /// <summary>Bytes the compressed store may hold: the host budget less the
+        /// slabs' reserve and the per-view bookkeeping.</summary>
+        public long StoreLimit { get; private set; }
 
         internal PlanInfo(FdkPlanInfoNative n) : this()
         {
@@ -113,6 +124,32 @@ namespace Fdk
             VoxelsOutsideFieldOfView = (long)n.voxels_outside_fov;
             HalfFanInferior = n.half_fan_inferior;
             HalfFanSuperior = n.half_fan_superior;
+            StorePolicy = (StorePolicy)n.store_policy;
+            StoreFit = (StoreFit)n.store_fit;
+            StoreLimit = (long)n.store_limit;
+        }
+    }
+
+    /// <summary>fdk_get_view_state: where one view stands.</summary>
+    public struct ViewState
+    {
+        public int Index { get; private set; }
+        public ViewStateKind State { get; private set; }
+        /// <summary>For a Failed view, the status that lost it; else Ok.</summary>
+        public FdkStatus Failure { get; private set; }
+
+        internal ViewState(int index, int state, int failure) : this()
+        {
+            Index = index;
+            State = (ViewStateKind)state;
+            Failure = (FdkStatus)failure;
+        }
+
+        public override string ToString()
+        {
+            return State == ViewStateKind.Failed
+                ? string.Format("view {0}: {1} ({2})", Index, State, Failure)
+                : string.Format("view {0}: {1}", Index, State);
         }
     }
 
@@ -190,7 +227,8 @@ namespace Fdk
     /// flight delays the native destroy until it returns (SafeHandle).
     /// The <see cref="Progress"/> event runs on the thread doing the work (the
     /// pushing thread or the one reading a slab); its handlers may only call
-    /// <see cref="GetProgress"/> and <see cref="Cancel"/>; an exception a
+    /// <see cref="GetProgress"/>, <see cref="GetViewState"/> and
+    /// <see cref="Cancel"/>; an exception a
     /// handler throws is rethrown by the Reconstructor call that raised it,
     /// after the native call has returned.
     /// </summary>
@@ -301,6 +339,7 @@ namespace Fdk
             c.num_threads = s.Threads;
             c.slab_thickness = s.SlabThickness;
             c.outside_fov = (int)s.OutsideFieldOfView;
+            c.store_policy = (int)s.StorePolicy;
             return c;
         }
 
@@ -376,7 +415,7 @@ namespace Fdk
             ThrowIfDisposed();
             if (t_inCallback == this)
                 throw new InvalidOperationException(
-                    "a Progress handler may only call GetProgress and Cancel on its Reconstructor");
+                    "a Progress handler may only call GetProgress, GetViewState and Cancel on its Reconstructor");
         }
 
         /// <summary>
@@ -444,6 +483,21 @@ namespace Fdk
         {
             EnterCall();
             Complete(NativeMethods.fdk_finish(_handle));
+        }
+
+        /// <summary>
+        /// Where view <paramref name="index"/> stands (fdk_get_view_state):
+        /// Absent, Pending, Stored, or Failed with the status that lost it (a
+        /// Failed view may be pushed again). An index outside [0, views
+        /// announced) throws FdkException with Status OutOfRange. Never waits;
+        /// safe from any thread and from a Progress handler.
+        /// </summary>
+        public ViewState GetViewState(int index)
+        {
+            ThrowIfDisposed();
+            int state, failure;
+            FdkException.Check(NativeMethods.fdk_get_view_state(_handle, index, out state, out failure), _handle);
+            return new ViewState(index, state, failure);
         }
 
         /// <summary>Slabs in the plan (fixed at construction).</summary>

@@ -142,6 +142,14 @@ namespace Fdk.Tests
                 expected["FDK_PRECISION_" + Snake(p.ToString())] = (int)p;
             foreach (Phase p in Enum.GetValues(typeof(Phase)))
                 expected["FDK_PHASE_" + Snake(p.ToString())] = (int)p;
+            foreach (OutsideFieldOfView o in Enum.GetValues(typeof(OutsideFieldOfView)))
+                expected["FDK_OUTSIDE_FOV_" + Snake(o.ToString())] = (int)o;
+            foreach (StorePolicy p in Enum.GetValues(typeof(StorePolicy)))
+                expected["FDK_STORE_" + Snake(p.ToString())] = (int)p;
+            foreach (StoreFit f in Enum.GetValues(typeof(StoreFit)))
+                expected["FDK_STORE_" + Snake(f.ToString())] = (int)f;
+            foreach (ViewStateKind v in Enum.GetValues(typeof(ViewStateKind)))
+                expected["FDK_VIEW_" + Snake(v.ToString())] = (int)v;
             foreach (ScanKind k in Enum.GetValues(typeof(ScanKind)))
                 expected["FDK_SCAN_" + Snake(k.ToString())] = (int)k;
             expected["FDK_MAX_DEVICES"] = FdkConfigNative.MaxDevices;
@@ -190,6 +198,7 @@ namespace Fdk.Tests
                 Assert.AreEqual(init.num_threads, ours.num_threads);
                 Assert.AreEqual(init.slab_thickness, ours.slab_thickness);
                 Assert.AreEqual(init.outside_fov, ours.outside_fov);
+                Assert.AreEqual(init.store_policy, ours.store_policy);
             }
             finally
             {

@@ -71,6 +71,7 @@ int main(void) {
   FIELD(fdk_config, num_threads);
   FIELD(fdk_config, slab_thickness);
   FIELD(fdk_config, outside_fov);
+  FIELD(fdk_config, store_policy);
 
   SIZE(fdk_slab_info);
   FIELD(fdk_slab_info, struct_size);
@@ -94,6 +95,7 @@ int main(void) {
   FIELD(fdk_store_info, ratio);
   FIELD(fdk_store_info, rel_error_bound);
   FIELD(fdk_store_info, abs_error_bound_factor);
+  FIELD(fdk_store_info, views_reduced);
 
   SIZE(fdk_plan_info);
   FIELD(fdk_plan_info, struct_size);
@@ -109,6 +111,9 @@ int main(void) {
   FIELD(fdk_plan_info, voxels_outside_fov);
   FIELD(fdk_plan_info, half_fan_inferior);
   FIELD(fdk_plan_info, half_fan_superior);
+  FIELD(fdk_plan_info, store_policy);
+  FIELD(fdk_plan_info, store_fit);
+  FIELD(fdk_plan_info, store_limit);
 
   SIZE(fdk_timings);
   FIELD(fdk_timings, struct_size);
@@ -168,5 +173,20 @@ int main(void) {
   ENUM(FDK_PHASE_RECONSTRUCTING);
   ENUM(FDK_PHASE_DONE);
   ENUM(FDK_PHASE_CANCELLED);
+
+  ENUM(FDK_OUTSIDE_FOV_BACKPROJECT);
+  ENUM(FDK_OUTSIDE_FOV_ZERO);
+
+  ENUM(FDK_STORE_REDUCE_PRECISION);
+  ENUM(FDK_STORE_STRICT);
+
+  ENUM(FDK_STORE_FITS);
+  ENUM(FDK_STORE_LIKELY);
+  ENUM(FDK_STORE_UNLIKELY);
+
+  ENUM(FDK_VIEW_ABSENT);
+  ENUM(FDK_VIEW_PENDING);
+  ENUM(FDK_VIEW_STORED);
+  ENUM(FDK_VIEW_FAILED);
   return 0;
 }
