@@ -277,10 +277,14 @@ std::string trim(const std::string& s) {
   return s.substr(a, b - a + 1);
 }
 
-// Parses a whole string as one finite double; false otherwise.
+// Parses a whole string as one finite decimal double; false otherwise.
+// Decimal only: strtod also takes C's hexadecimal forms ("0x10" is 16,
+// "0x1p11" 2048), which RTK's reader does not; in a geometry file such text
+// is a typo or a corrupt file, not a distance.
 bool to_double(const std::string& text, double* out) {
   const std::string t = trim(text);
   if (t.empty() || t.size() > 64) return false;
+  if (t.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(t.c_str(), &end);

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -30,6 +32,34 @@ struct StatusError {
 };
 
 [[noreturn]] void fail(fdk_status s, const std::string& m) { throw StatusError{s, m}; }
+
+// The ranges fdk_push_projection enforces (fdk.h): a frame outside them is
+// refused at its push, as a NaN is, instead of by the reconstruction on the
+// worker thread after the push already returned OK.
+constexpr float kMaxSampleMagnitude = 1e20f;  // |sample| <= 1e20
+constexpr double kMaxAngleDeg = 1e6;          // |angle| <= 1e6 degrees
+
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// True when `rows` rows of `row_bytes`, `pitch` bytes apart from `base`,
+// span at most PTRDIFF_MAX bytes and end within the address space, computed
+// without wrapping: only then is base + y * pitch a pointer into one object
+// for every row y. (The same test as the library's for fdk_push_projection;
+// the adapter is built over the C ABI, not the core's headers.)
+bool strided_span_fits(const void* base, size_t rows, size_t pitch, size_t row_bytes) {
+  if (rows == 0) return true;
+  const size_t max = SIZE_MAX;
+  if (pitch != 0 && rows - 1 > max / pitch) return false;
+  const size_t last_row = (rows - 1) * pitch;
+  if (row_bytes > max - last_row) return false;
+  const size_t span = last_row + row_bytes;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(base);
+  return span <= static_cast<size_t>(PTRDIFF_MAX) && span <= UINTPTR_MAX - start;
+}
 
 // Messages: per thread, for the handle they concern.
 thread_local const fdk_frames* t_error_handle = nullptr;
@@ -65,6 +95,8 @@ struct fdk_frames {
   bool stop = false, cancelled = false, finished = false, finishing = false;
   fdk_status worker_status = FDK_OK;
   std::string worker_error;
+  int32_t refused = 0;        // frames the reconstruction refused (back to missing)
+  std::string last_refusal;   // the latest such refusal's message
 
   std::vector<uint8_t> received;  // per index
   int32_t received_count = 0, reconstructed = 0, duplicates = 0, out_of_order = 0;
@@ -136,6 +168,17 @@ struct fdk_frames {
         if (status == FDK_OK) {
           ++reconstructed;
           clamped += clamped_now;
+        } else if (refuses_only_this_frame(status)) {
+          // The reconstruction refused this frame and stays usable: the
+          // frame goes back to "not arrived", so fdk_frames_missing and
+          // stats.missing report it and the driver may push it again.
+          // Latching here would fail every later push and the finish for
+          // one bad frame. The push-time checks mirror the library's, so
+          // this is a backstop, not the usual path.
+          received[static_cast<size_t>(slot.index)] = 0;
+          --received_count;
+          ++refused;
+          last_refusal = "frame " + std::to_string(slot.index) + ": " + message;
         } else if (worker_status == FDK_OK) {
           worker_status = status;
           worker_error = "frame " + std::to_string(slot.index) + ": " + message;
@@ -146,6 +189,14 @@ struct fdk_frames {
       room.notify_all();
       idle.notify_all();
     }
+  }
+
+  // Statuses by which fdk_push_projection (or the correction) refuses the
+  // frame it was given and leaves the reconstruction as it was (fdk.h: bad
+  // input leaves the handle usable); anything else (memory, device,
+  // internal) stops the adapter.
+  static bool refuses_only_this_frame(fdk_status s) {
+    return s == FDK_ERROR_INVALID_ARGUMENT || s == FDK_ERROR_OUT_OF_RANGE;
   }
 
   // Throws the latched worker error, if any (called with the lock held).
@@ -165,6 +216,12 @@ struct fdk_frames {
                std::to_string(sizeof(T)) + " of at least " +
                std::to_string(sizeof(T) * static_cast<size_t>(cfg.width)));
     }
+    if (!strided_span_fits(pixels, static_cast<size_t>(cfg.height), pitch,
+                           sizeof(T) * static_cast<size_t>(cfg.width))) {
+      fail(FDK_ERROR_INVALID_ARGUMENT,
+           "row_pitch_bytes " + std::to_string(pitch) + ": " + std::to_string(cfg.height) +
+               " rows that far apart span more than PTRDIFF_MAX bytes or the address space");
+    }
     if (index < 0 || index >= num_views) {
       fail(FDK_ERROR_OUT_OF_RANGE, "frame index " + std::to_string(index) + " outside [0, " +
                                        std::to_string(num_views) + ")");
@@ -172,6 +229,13 @@ struct fdk_frames {
     if (!std::isfinite(angle) || !std::isfinite(ts)) {
       fail(FDK_ERROR_INVALID_ARGUMENT, "frame " + std::to_string(index) +
                                            ": the encoder angle or timestamp is not finite");
+    }
+    // fdk.h's range for angles: refused here, where the driver learns which
+    // frame it was, rather than by the reconstruction on the worker thread.
+    if (!(std::abs(angle) <= kMaxAngleDeg)) {
+      fail(FDK_ERROR_INVALID_ARGUMENT, "frame " + std::to_string(index) + ": the encoder angle " +
+                                           number_text(angle) +
+                                           " degrees must lie within [-1e6, 1e6]");
     }
     int s;
     {
@@ -209,8 +273,9 @@ struct fdk_frames {
     }
     Slot& slot = slots[static_cast<size_t>(s)];
     const size_t w = static_cast<size_t>(cfg.width), h = static_cast<size_t>(cfg.height);
-    bool finite = true;
+    bool acceptable = true;
     size_t bad_x = 0, bad_y = 0;
+    float bad_value = 0;
     if constexpr (sizeof(T) == 2) {
       slot.is_u16 = true;
       slot.u16.resize(w * h);
@@ -224,11 +289,12 @@ struct fdk_frames {
       for (size_t y = 0; y < h; ++y) {
         const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + y * pitch);
         std::memcpy(slot.f32.data() + y * w, row, w * sizeof(float));
-        for (size_t x = 0; x < w && finite; ++x) {
-          if (!std::isfinite(row[x])) {
-            finite = false;
+        for (size_t x = 0; x < w && acceptable; ++x) {
+          if (!(std::abs(row[x]) <= kMaxSampleMagnitude)) {  // NaN fails too
+            acceptable = false;
             bad_x = x;
             bad_y = y;
+            bad_value = row[x];
           }
         }
       }
@@ -238,8 +304,8 @@ struct fdk_frames {
     slot.timestamp = ts;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      const bool duplicate = finite && !cancelled && received[static_cast<size_t>(index)];
-      if (!finite || cancelled || duplicate) {
+      const bool duplicate = acceptable && !cancelled && received[static_cast<size_t>(index)];
+      if (!acceptable || cancelled || duplicate) {
         free_slots.push_back(s);
         room.notify_one();
         if (cancelled) fail(FDK_ERROR_CANCELLED, "cancelled");
@@ -247,9 +313,11 @@ struct fdk_frames {
           ++duplicates;
           return;
         }
-        fail(FDK_ERROR_INVALID_ARGUMENT, "frame " + std::to_string(index) + ": pixel (" +
-                                             std::to_string(bad_x) + ", " + std::to_string(bad_y) +
-                                             ") is not finite");
+        const std::string pixel = "frame " + std::to_string(index) + ": pixel (" +
+                                  std::to_string(bad_x) + ", " + std::to_string(bad_y) + ")";
+        if (!std::isfinite(bad_value)) fail(FDK_ERROR_INVALID_ARGUMENT, pixel + " is not finite");
+        fail(FDK_ERROR_INVALID_ARGUMENT, pixel + " is " + number_text(bad_value) +
+                                             ": samples must lie within [-1e20, 1e20]");
       }
       received[static_cast<size_t>(index)] = 1;  // later arrivals are duplicates
       ++received_count;

@@ -173,6 +173,13 @@ struct TiffReader::Impl {
   int current = 0;  // libtiff starts on page 0
   int pages = -1;
   std::vector<unsigned char> buffer;
+  // Each page's Photometric tag as written in the file (kNoPhotometric:
+  // none, or not read), from check_directory_chain.
+  static constexpr uint16_t kNoPhotometric = 0xFFFF;
+  std::vector<uint16_t> raw_photometric;
+  // libtiff refuses a directory of more entries ("Sanity check on
+  // directory count failed"): a link to one is a link into garbage.
+  static constexpr uint64_t kMaxDirectoryEntries = 4096;
 
   ~Impl() {
     if (tif) TIFFClose(tif);
@@ -252,9 +259,17 @@ struct TiffReader::Impl {
   // absurdly long is an error naming the file and the offset. libtiff's own
   // handling depends on its version: 4.5 quietly stops at the loop (a
   // corrupt file read as a shorter one), older versions may walk it far
-  // longer. A chain that ends in a bad offset stops the walk here; libtiff
-  // then reports that file's actual problem.
-  void check_directory_chain() const {
+  // longer. A first directory at a bad offset stops the walk here; libtiff
+  // then reports that file's actual problem. A later page's link that leads
+  // nowhere (beyond the end of the file, or into pixel data: no sane
+  // directory there) is an error naming the page and the offset: libtiff
+  // would end the chain there quietly, and a truncated or damaged stack
+  // would read as a shorter one.
+  //
+  // It also records each page's Photometric tag as the file has it: libtiff
+  // turns a palette image without a colour map into min-is-black, so its
+  // own value cannot tell a palette image from a grey one.
+  void check_directory_chain() {
     unsigned char header[16];
     if (!read_at(0, header, 8)) return;  // libtiff has already refused it
     const bool little = header[0] == 'I';
@@ -276,9 +291,36 @@ struct TiffReader::Impl {
       offset = get(header + 4, 4);
     }
     const int count_bytes = big ? 8 : 2, entry_bytes = big ? 20 : 12, next_bytes = big ? 8 : 4;
+    const uint64_t file_size = size_proc(this);
     std::unordered_set<uint64_t> seen;
     uint64_t walked = 0;
+    raw_photometric.clear();
     while (offset != 0) {
+      // Why a link is bad, or "" when a directory may start there.
+      auto bad_link = [&]() -> std::string {
+        unsigned char count_buf[8];
+        if (offset >= file_size || !read_at(offset, count_buf, static_cast<size_t>(count_bytes))) {
+          return "beyond the end of the file (" + std::to_string(file_size) + " bytes)";
+        }
+        const uint64_t n = get(count_buf, count_bytes);
+        if (n > kMaxDirectoryEntries) {  // (an empty one is a page libtiff refuses when read)
+          return "where no directory is (it would have " + std::to_string(n) + " entries)";
+        }
+        const uint64_t end = offset + count_bytes + n * entry_bytes + next_bytes;
+        if (end > file_size) {
+          return "where a directory of " + std::to_string(n) + " entries would run past the end of the file (" +
+                 std::to_string(file_size) + " bytes)";
+        }
+        return "";
+      };
+      if (walked > 0) {
+        const std::string why = bad_link();
+        if (!why.empty()) {
+          fail(ErrorKind::kInput, "'" + name + "': page " + std::to_string(walked - 1) +
+                                      " links the next page (IFD) to byte " + std::to_string(offset) +
+                                      ", " + why + ": a truncated or corrupt file");
+        }
+      }
       if (!seen.insert(offset).second) {
         fail(ErrorKind::kInput, "'" + name + "': the page (IFD) chain loops: page " +
                                     std::to_string(walked - 1) + " points back to the directory at byte " +
@@ -292,6 +334,20 @@ struct TiffReader::Impl {
       if (!read_at(offset, buf, static_cast<size_t>(count_bytes))) return;
       const uint64_t entries = get(buf, count_bytes);
       if (entries > (uint64_t(1) << 32)) return;  // libtiff refuses such a directory
+      if (entries >= 1 && entries <= kMaxDirectoryEntries) {
+        std::vector<unsigned char> dir(static_cast<size_t>(entries * entry_bytes));
+        if (!read_at(offset + count_bytes, dir.data(), dir.size())) return;
+        uint16_t photometric = kNoPhotometric;
+        for (uint64_t e = 0; e < entries; ++e) {
+          const unsigned char* entry = dir.data() + e * entry_bytes;
+          if (get(entry, 2) != 262) continue;
+          const bool is_long = get(entry + 2, 2) == 4;  // SHORT is usual; LONG is tolerated by libtiff
+          photometric = static_cast<uint16_t>(get(entry + (big ? 12 : 8), is_long ? 4 : 2));
+        }
+        raw_photometric.push_back(photometric);
+      } else {
+        raw_photometric.push_back(kNoPhotometric);
+      }
       const uint64_t next_at = offset + count_bytes + entries * entry_bytes;
       if (!read_at(next_at, buf, static_cast<size_t>(next_bytes))) return;
       offset = get(buf, next_bytes);
@@ -376,6 +432,7 @@ int TiffReader::page_count() {
 
 TiffPageInfo TiffReader::page_info(int page) {
   Impl& s = *impl_;
+  if (s.pages < 0) page_count();  // walks the chain: the pages' own Photometric tags
   s.go_to(page);
   TIFF* t = s.tif;
   uint32_t w = 0, h = 0;
@@ -409,7 +466,9 @@ TiffPageInfo TiffReader::page_info(int page) {
                           " samples per pixel (colour?); only greyscale images are supported",
                 ErrorKind::kUnsupported);
   }
-  if (photometric == PHOTOMETRIC_PALETTE) {
+  const bool palette_in_file = static_cast<size_t>(page) < s.raw_photometric.size() &&
+                               s.raw_photometric[static_cast<size_t>(page)] == PHOTOMETRIC_PALETTE;
+  if (photometric == PHOTOMETRIC_PALETTE || palette_in_file) {
     s.fail_page(page, "is a palette (colour-mapped) image; only greyscale images are supported",
                 ErrorKind::kUnsupported);
   }

@@ -128,10 +128,16 @@ FDK_FRAMES_API void fdk_frames_destroy(fdk_frames* frames);
    received once it passed its checks: one refused (a NaN pixel) never
    makes a good copy pushed meanwhile from another thread a duplicate.
    Errors (the frame is not taken): OUT_OF_RANGE (index), INVALID_ARGUMENT
-   (NULL, pitch, a NaN/Inf sample, a non-finite angle), BUDGET (the queue
-   stayed full for timeout_ms), INVALID_STATE (after finish), CANCELLED,
-   and any error the reconstruction reported for an earlier frame (the
-   adapter stops at the first one; the message names that frame). */
+   (NULL; a pitch below a row, or whose (height - 1) * pitch + row
+   overflows or exceeds PTRDIFF_MAX; a float sample NaN, Inf or beyond
+   [-1e20, 1e20]; an angle or timestamp not finite, or an angle beyond
+   [-1e6, 1e6] degrees), BUDGET (the queue stayed full for timeout_ms),
+   INVALID_STATE (after finish), CANCELLED, and any error (other than a
+   refusal of that frame's data) the reconstruction reported for an
+   earlier frame (the adapter stops at the first one; the message names
+   that frame). A frame whose data the reconstruction still refuses on the
+   adapter's thread goes back to missing (fdk_frames_missing) and may be
+   pushed again; the adapter goes on. */
 FDK_FRAMES_API fdk_status fdk_frames_push_u16(fdk_frames* frames, int32_t frame_index,
                                               double encoder_angle_deg, double timestamp_s,
                                               const uint16_t* pixels,
