@@ -517,7 +517,11 @@ TEST(Concurrency, ReadOfASlabComputedInTheBackgroundWaitsForIt) {
   std::printf("read after a third of a slab (%.1f ms) in the background: %.1f ms; backprojection %.1f ms (one slab: %.1f ms)\n",
               ms(slow.slab_time), ms(read_time), computed * 1e3, slow.slab_backproject * 1e3);
   EXPECT_LT(computed, 1.5 * slow.slab_backproject) << "the slab was computed twice";
-  EXPECT_LT(ms(read_time), ms(slow.slab_time)) << "the read computed the slab itself";
+  // The backprojection time above is what shows the slab was computed once;
+  // the wall time only guards against a read that waited much too long (a
+  // loaded machine stretches both the slab and the read: 62.7 ms against a
+  // slab of 62.5 ms measured alone, with ctest -j2 under the hostile suite).
+  EXPECT_LT(ms(read_time), 2 * ms(slow.slab_time)) << "the read waited far beyond the slab's time";
   EXPECT_EQ(progress_of(ctx).slabs_done, 1);
   destroy(ctx, "after the read");
 }
