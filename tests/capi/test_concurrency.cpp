@@ -676,7 +676,7 @@ namespace {
 // Holds the push that invoked it until the main thread has begun
 // fdk_destroy, so that the destroy meets a call in progress.
 struct HeldPush {
-  std::atomic<bool> inside{false}, destroying{false};
+  std::atomic<bool> inside{false}, destroying{false}, left{false};
 };
 
 void hold_until_destroy(void* user, const fdk_progress*) {
@@ -684,6 +684,7 @@ void hold_until_destroy(void* user, const fdk_progress*) {
   h.inside = true;
   while (!h.destroying) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // destroy is now waiting
+  h.left = true;  // still inside the push: the handle must not be freed yet
 }
 
 }  // namespace
@@ -698,14 +699,14 @@ TEST(Concurrency, DestroyDuringAPushWaitsForIt) {
   ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
   HeldPush held;
   ASSERT_EQ(fdk_set_progress_callback(ctx, hold_until_destroy, &held), FDK_OK);
-  std::atomic<bool> push_returned{false};
   std::thread pusher([&] {
     fdk_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr);
-    push_returned = true;  // and no further call: the handle is going away
+    // No further call: the handle is going away. (The push's return itself
+    // may come after fdk_destroy's: the call ends when its count drops.)
   });
   while (!held.inside) std::this_thread::yield();
   held.destroying = true;
   fdk_destroy(ctx);
-  EXPECT_TRUE(push_returned.load()) << "the handle was freed under a call in progress";
+  EXPECT_TRUE(held.left.load()) << "the handle was freed under a call in progress";
   pusher.join();
 }
