@@ -48,6 +48,7 @@ for t in $targets; do
         continue
       fi
       sources=("$root/tests/fuzz/fuzz_tiff.cpp" "$root/adapters/tiff/src/tiff_io.cpp"
+               "$root/adapters/tiff/src/tiff_writer.cpp" "$root/adapters/tiff/src/libtiff_session.cpp"
                "$root/adapters/common/src/volume_writer.cpp" "${common[@]}")
       libs=(-ltiff) ;;
     *) echo "fuzz: unknown target '$t'" >&2; status=2; continue ;;
