@@ -126,4 +126,25 @@ inline double nan_value() { return std::numeric_limits<double>::quiet_NaN(); }
 inline double inf_value() { return std::numeric_limits<double>::infinity(); }
 inline double denormal_value() { return std::numeric_limits<double>::denorm_min(); }
 
+// The fields of one fdk_view (in the config's scan.uniform, or pushed with
+// a projection), the words their messages use, and what they measure.
+struct ViewField {
+  const char* name;
+  double fdk_view::*member;
+  const char* needle;
+  bool angle;
+  bool distance;
+};
+inline const ViewField kViewFields[] = {
+    {"gantry_angle", &fdk_view::gantry_angle_deg, "gantry angle", true, false},
+    {"sid", &fdk_view::sid, "SID", false, true},
+    {"sdd", &fdk_view::sdd, "SDD", false, true},
+    {"source_offset_x", &fdk_view::source_offset_x, "source offset x", false, false},
+    {"source_offset_y", &fdk_view::source_offset_y, "source offset y", false, false},
+    {"projection_offset_x", &fdk_view::projection_offset_x, "projection offset x", false, false},
+    {"projection_offset_y", &fdk_view::projection_offset_y, "projection offset y", false, false},
+    {"in_plane_angle", &fdk_view::in_plane_angle_deg, "in-plane angle", true, false},
+    {"out_of_plane_angle", &fdk_view::out_of_plane_angle_deg, "out-of-plane angle", true, false},
+};
+
 }  // namespace hostile

@@ -334,8 +334,6 @@ class ConvertPending : public ::testing::TestWithParam<ConvertRow> {};
 
 TEST_P(Convert, ExitsWithItsCode) { run_convert_row(GetParam()); }
 TEST_P(ConvertPending, ExitsWithItsCode) {
-  const char* run_it = std::getenv("FDK_HOSTILE_RUN_PENDING");
-  (void)run_it;
   if (hostile::skipped(GetParam().pending)) GTEST_SKIP() << GetParam().pending;
   run_convert_row(GetParam());
 }

@@ -70,25 +70,8 @@ void add_int_rows(std::vector<CreateRow>& rows, const std::string& field, const 
   }
 }
 
-// The fields of one fdk_view inside the config (scan.uniform).
-struct ViewField {
-  const char* name;
-  double fdk_view::*member;
-  const char* needle;
-  bool angle;
-  bool distance;
-};
-const ViewField kViewFields[] = {
-    {"gantry_angle", &fdk_view::gantry_angle_deg, "gantry angle", true, false},
-    {"sid", &fdk_view::sid, "SID", false, true},
-    {"sdd", &fdk_view::sdd, "SDD", false, true},
-    {"source_offset_x", &fdk_view::source_offset_x, "source offset x", false, false},
-    {"source_offset_y", &fdk_view::source_offset_y, "source offset y", false, false},
-    {"projection_offset_x", &fdk_view::projection_offset_x, "projection offset x", false, false},
-    {"projection_offset_y", &fdk_view::projection_offset_y, "projection offset y", false, false},
-    {"in_plane_angle", &fdk_view::in_plane_angle_deg, "in-plane angle", true, false},
-    {"out_of_plane_angle", &fdk_view::out_of_plane_angle_deg, "out-of-plane angle", true, false},
-};
+using hostile::ViewField;
+using hostile::kViewFields;
 
 // A FDK_SCAN_VIEWS scan of the small scan's views with `view` broken by `breaker`.
 std::function<void(fdk_config&)> views_scan_with(int view, std::function<void(fdk_view&)> breaker) {

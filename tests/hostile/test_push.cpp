@@ -174,34 +174,17 @@ std::vector<ApiRow> push_rows() {
   }
 
   // Per-push geometry with hostile fields.
-  struct Field {
-    const char* name;
-    double fdk_view::*member;
-    const char* needle;
-    bool angle, distance;
-  };
-  const Field fields[] = {
-      {"gantry_angle", &fdk_view::gantry_angle_deg, "gantry angle", true, false},
-      {"sid", &fdk_view::sid, "SID", false, true},
-      {"sdd", &fdk_view::sdd, "SDD", false, true},
-      {"source_offset_x", &fdk_view::source_offset_x, "source offset x", false, false},
-      {"source_offset_y", &fdk_view::source_offset_y, "source offset y", false, false},
-      {"projection_offset_x", &fdk_view::projection_offset_x, "projection offset x", false, false},
-      {"projection_offset_y", &fdk_view::projection_offset_y, "projection offset y", false, false},
-      {"in_plane_angle", &fdk_view::in_plane_angle_deg, "in-plane angle", true, false},
-      {"out_of_plane_angle", &fdk_view::out_of_plane_angle_deg, "out-of-plane angle", true, false},
-  };
   const NamedDouble non_finite[] = {{"NaN", hostile::nan_value()}, {"plusInf", hostile::inf_value()}, {"minusInf", -hostile::inf_value()}};
   const NamedDouble bad_angles[] = {{"1e7", 1e7}, {"minus1e7", -1e7}, {"1e300", 1e300}, {"minus1e300", -1e300}};
   const NamedDouble not_positive[] = {{"0", 0.0}, {"minus1", -1.0}, {"minus1e300", -1e300}, {"minusDenormal", -hostile::denormal_value()}};
-  auto add_view_row = [&](const Field& f, const NamedDouble& value) {
+  auto add_view_row = [&](const hostile::ViewField& f, const NamedDouble& value) {
     auto view = std::make_shared<fdk_view>(configured_view(k));
     (*view).*(f.member) = value.value;
     rows.push_back({std::string("view_") + f.name + "_" + value.name, Stage::kHalfPushed,
                     [k, view](fdk_context* c) { return fdk_push_projection(c, k, hostile::scan().pixels(k), kRow, view.get()); },
                     kInv, f.needle});
   };
-  for (const Field& f : fields) {
+  for (const hostile::ViewField& f : hostile::kViewFields) {
     for (const NamedDouble& v : non_finite) add_view_row(f, v);
     if (f.angle)
       for (const NamedDouble& v : bad_angles) add_view_row(f, v);
