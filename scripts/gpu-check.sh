@@ -14,7 +14,7 @@
 # With gpu-prebuilt/ carried (scripts/gpu-prebuild.sh, run here first) it
 # uses those binaries instead of building, and runs the gpu tests binary by
 # binary; carry ".deps" and "gpu-prebuilt".
-# CASES: a b c d, c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600),
+# CASES: a b c d, store (tools/store-bench's coders on one core), c8 (--budget-gpu 8GiB), X16 (float16), Xpaced (--rate 600),
 # Xzero (--outside-fov zero: the field of view's outside not computed),
 # Xpl (slabs read into page-locked memory from fdk_alloc_host); a
 # plain case runs on one GPU. d100 is (d) under a 100 GiB host budget. A suffix @N (b@2, c8@4, d@4) runs it on GPUs
@@ -56,7 +56,7 @@ if [ -x gpu-prebuilt/bin/fdk-bench ]; then
   [ -n "${FDK_COMMIT:-}" ] || commit=$(cat gpu-prebuilt/COMMIT)
   echo "prebuilt $(cat gpu-prebuilt/COMMIT) (gpu-prebuilt/)"
   summary+=("binaries: prebuilt $(cat gpu-prebuilt/COMMIT)")
-  bench=$bin/fdk-bench cuda_tests=$bin/test_cuda_backend multi_tests=$bin/test_multi_gpu
+  bench=$bin/fdk-bench store_bench=$bin/store-bench cuda_tests=$bin/test_cuda_backend multi_tests=$bin/test_multi_gpu
   accuracy_tests=$bin/test_phantom_accuracy agreement_tool=$bin/fdk-agreement
 else
   bin=""
@@ -65,10 +65,11 @@ else
     -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
   cmake --build build-gpu --parallel "$(nproc)" \
-    --target fdk fdk-bench fdk-bench-seams test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
+    --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
     { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
   echo "built $commit"
   bench=./build-gpu/tools/fdk-bench/fdk-bench
+  store_bench=./build-gpu/tools/store-bench/store-bench
   cuda_tests=./build-gpu/tests/gpu/test_cuda_backend multi_tests=./build-gpu/tests/gpu/test_multi_gpu
   accuracy_tests=./build-gpu/tests/accuracy/test_phantom_accuracy
   agreement_tool=./build-gpu/tools/fdk-agreement/fdk-agreement
@@ -123,6 +124,17 @@ if [ $run_bench -eq 1 ]; then
         if ! [[ $gpus =~ ^[1-9][0-9]*$ ]]; then echo "== case $name: bad GPU count '$gpus'"; continue; fi
         tag="$c-${gpus}gpus" ;;
     esac
+    if [ "$c" = store ]; then
+      # The store's coding on one core of this machine: 2048^2 views like
+      # (c)'s, Gaussian noise as the benchmark's, and Poisson counts at two
+      # typical doses (tools/store-bench).
+      for data in "--noise 2e-3" "--photons 1e4" "--photons 1e5"; do
+        # shellcheck disable=SC2086
+        "$store_bench" --width 2048 --height 2048 --seconds 2 $data | tee -a "$out/store-bench.log"
+        while IFS= read -r line; do summary+=("store ${data#--}: $line"); done < <(grep -E "^float" "$out/store-bench.log" | tail -4)
+      done
+      continue
+    fi
     case "$c" in
       c8) c=c; extra=(--budget-gpu 8GiB) ;;      # (c) within 8 GiB of GPU memory: streamed slabs
       d100) c=d; d_budget=100GiB ;;              # (d) under 100 GiB: the store policy's harder test

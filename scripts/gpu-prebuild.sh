@@ -10,10 +10,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=build-sm90
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF >/dev/null
-cmake --build "$build" --target fdk fdk-bench fdk-bench-seams test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement
+cmake --build "$build" --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement
 rm -rf gpu-prebuilt
 mkdir -p gpu-prebuilt/bin gpu-prebuilt/lib
-cp "$build/tools/fdk-bench/fdk-bench" "$build/tools/fdk-bench/fdk-bench-seams" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_multi_gpu" \
+cp "$build/tools/fdk-bench/fdk-bench" "$build/tools/fdk-bench/fdk-bench-seams" "$build/tools/store-bench/store-bench" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_multi_gpu" \
   "$build/tests/accuracy/test_phantom_accuracy" "$build/tools/fdk-agreement/fdk-agreement" gpu-prebuilt/bin/
 # rtkfdk's figures for the agreement matrix (scripts/rtk-agreement.sh, run
 # here first), which the GPU machine cannot install.

@@ -498,6 +498,33 @@ uint32_t encode_band(const float* in, size_t n, size_t width, fdk_precision prec
   return s.max_abs_bits;
 }
 
+// One band of n samples into `band` as kRaw without trying any coder: the
+// store of a scan that fits its budget uncoded (set_coded). The format is
+// the coded store's, so reading does not know the difference.
+uint32_t store_band_uncoded(const float* in, size_t n, fdk_precision precision, std::vector<uint8_t>& band) {
+  // Shuffled into a scratch the cache holds, then copied once into the
+  // band's fresh memory: a band resized first would be written twice
+  // (zeroed, then shuffled), which cost a quarter of the store's time.
+  thread_local std::vector<uint8_t> planes_buffer;
+  uint8_t* planes = scratch(planes_buffer, n * sample_size(precision));
+  uint8_t header[kMaxHeader] = {kRaw};
+  size_t hdr = 1;
+  const uint32_t max_bits = max_abs_bits(in, n);
+  if (precision == FDK_PRECISION_FLOAT16) {
+    const int e = band_exponent(max_bits);
+    const uint16_t ue = static_cast<uint16_t>(static_cast<int16_t>(e));
+    header[1] = static_cast<uint8_t>(ue);
+    header[2] = static_cast<uint8_t>(ue >> 8);
+    hdr = 3;
+    shuffle16(in, n, e, planes);
+  } else {
+    shuffle32(in, n, planes);
+  }
+  const Bytes whole{planes, n * sample_size(precision), false};
+  store_band(header, hdr, &whole, 1, band);
+  return max_bits;
+}
+
 // Points planes[p] at plane p of a band of n samples: into the band for raw
 // bytes, into `out` (room for all planes) for what zstd decodes.
 void decode_planes(const std::vector<uint8_t>& band, size_t n, size_t width,
@@ -615,8 +642,10 @@ uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int 
       const int rows = (row0 + band_rows_ <= height_) ? band_rows_ : height_ - row0;
       const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(width_);
       const float* in = data + static_cast<size_t>(row0) * static_cast<size_t>(width_);
-      max_bits = std::max(
-          max_bits, encode_band(in, n, static_cast<size_t>(width_), view.precision, view.bands[static_cast<size_t>(b)]));
+      auto& band = view.bands[static_cast<size_t>(b)];
+      max_bits = std::max(max_bits, coded_.load(std::memory_order_relaxed)
+                                        ? encode_band(in, n, static_cast<size_t>(width_), view.precision, band)
+                                        : store_band_uncoded(in, n, view.precision, band));
     }
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");

@@ -203,8 +203,8 @@ TEST(Pipeline, Float16StorageIsSmallerAndClose) {
   const auto b = reconstruct(half, scan, nullptr, &s16);
   EXPECT_EQ(s32.rel_error_bound, 0.0);
   EXPECT_GT(s16.rel_error_bound, 0.0);
+  // Both fit the default budget uncoded: 2 bytes a sample against 4.
   EXPECT_LT(s16.stored_bytes, s32.stored_bytes * 3 / 4);
-  EXPECT_GT(s32.ratio, 1.0);
   const double err = fdk_test::relative_l2(b, a);
   EXPECT_GT(err, 0.0);
   EXPECT_LT(err, 1e-3);

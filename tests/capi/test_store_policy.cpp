@@ -1,6 +1,7 @@
-// A scan whose compressed projections outgrow the host budget: by default
-// the store keeps the later views as float16 and the scan completes, with
-// the bound reported; FDK_STORE_STRICT refuses the view that does not fit.
+// The store and the host budget: views are coded only when the scan would
+// not fit uncoded; a scan whose coded projections outgrow the budget keeps
+// its later views as float16 by default and completes, with the bound
+// reported; FDK_STORE_STRICT refuses the view that does not fit.
 #include <fdk/fdk.h>
 #include <gtest/gtest.h>
 
@@ -55,29 +56,73 @@ int push_all(fdk_context* ctx, const SmallScan& scan, fdk_status* first_error) {
   return scan.views();
 }
 
+// Pushes the whole scan, finishes, reads the volume; the store's report.
+fdk_store_info reconstruct_all(const fdk_config& config, const SmallScan& scan, std::vector<float>& volume,
+                               fdk_plan_info* plan = nullptr) {
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
+  if (!ctx) return {};
+  fdk_status error;
+  EXPECT_EQ(push_all(ctx, scan, &error), scan.views()) << fdk_last_error(ctx);
+  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
+  const fdk_store_info info = store_of(ctx);
+  if (plan) *plan = plan_of(ctx);
+  EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
+  fdk_destroy(ctx);
+  return info;
+}
+
 }  // namespace
+
+// A scan that fits its budget uncoded is stored as it is (no core spent on
+// a ratio it does not need); one that does not is coded, losslessly: the
+// same volume, bit for bit, in less memory.
+TEST(StorePolicy, ViewsAreCodedOnlyWhenTheBudgetNeedsIt) {
+  SmallScan scan(32, 32, 48);
+  scan.config.slab_thickness = scan.config.volume.size[1];  // one slab plan for both budgets
+  std::vector<float> plain_volume, coded_volume;
+  const fdk_store_info plain = reconstruct_all(scan.config, scan, plain_volume);
+  EXPECT_EQ(plain.views_stored, scan.views());
+  EXPECT_LE(plain.ratio, 1.0);  // the bytes as they are, plus a band header
+  EXPECT_GE(plain.stored_bytes, 4ull * 32 * 32 * static_cast<uint64_t>(scan.views()));
+
+  const uint64_t minimal = minimal_budget(scan.config);
+  ASSERT_GT(minimal, 0u);
+  fdk_config tight = scan.config;
+  tight.host_memory_budget = minimal + plain.stored_bytes * 99 / 100;
+  fdk_plan_info plan{};
+  const fdk_store_info coded = reconstruct_all(tight, scan, coded_volume, &plan);
+  EXPECT_LT(plan.store_limit, plain.stored_bytes);
+  EXPECT_EQ(coded.views_stored, scan.views());
+  EXPECT_EQ(coded.views_reduced, 0);
+  EXPECT_GT(coded.ratio, 1.0);
+  EXPECT_LT(coded.stored_bytes, plain.stored_bytes);
+  ASSERT_EQ(coded_volume.size(), plain_volume.size());
+  EXPECT_EQ(coded_volume, plain_volume);
+}
 
 TEST(StorePolicy, ScanOutgrowingTheBudgetCompletesAtReducedPrecisionByDefault) {
   SmallScan scan(32, 32, 48);
   scan.config.slab_thickness = scan.config.volume.size[1];
-  // The whole scan at float32, without budget pressure: nothing reduced.
-  fdk_context* ctx = nullptr;
-  ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK);
-  fdk_status error;
-  ASSERT_EQ(push_all(ctx, scan, &error), scan.views());
-  ASSERT_EQ(fdk_finish(ctx), FDK_OK);
-  const fdk_store_info full = store_of(ctx);
-  EXPECT_EQ(full.views_reduced, 0);
-  EXPECT_EQ(full.rel_error_bound, 0.0);
-  EXPECT_EQ(plan_of(ctx).store_fit, FDK_STORE_FITS);
-  EXPECT_EQ(plan_of(ctx).store_policy, FDK_STORE_REDUCE_PRECISION);
-  std::vector<float> reference;
-  ASSERT_EQ(fdk_test::read_volume(ctx, reference), FDK_OK);
-  fdk_destroy(ctx);
-
-  // A budget whose store holds 70 % of the float32 scan.
+  // The whole scan at float32, coded (a budget just under its uncoded
+  // size), without more pressure: nothing reduced.
+  std::vector<float> plain_volume;
+  const fdk_store_info plain = reconstruct_all(scan.config, scan, plain_volume);
   const uint64_t minimal = minimal_budget(scan.config);
   ASSERT_GT(minimal, 0u);
+  fdk_config coded = scan.config;
+  coded.host_memory_budget = minimal + plain.stored_bytes * 99 / 100;
+  std::vector<float> reference;
+  fdk_plan_info coded_plan{};
+  const fdk_store_info full = reconstruct_all(coded, scan, reference, &coded_plan);
+  EXPECT_EQ(full.views_reduced, 0);
+  EXPECT_EQ(full.rel_error_bound, 0.0);
+  EXPECT_GT(full.ratio, 1.0);
+  EXPECT_EQ(coded_plan.store_policy, FDK_STORE_REDUCE_PRECISION);
+  fdk_context* ctx = nullptr;
+  fdk_status error;
+
+  // A budget whose store holds 70 % of the coded float32 scan.
   scan.config.host_memory_budget = minimal + full.stored_bytes * 7 / 10;
 
   // Strict: a view does not fit and is refused (what every scan did before).

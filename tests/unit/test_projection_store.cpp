@@ -171,6 +171,41 @@ void expect_float16_bound(const std::vector<float>& exact, const std::vector<flo
   EXPECT_GT(inexact, 0u);  // it really is 16-bit
 }
 
+// Uncoded (a scan that fits its budget as it is): every view takes its
+// worst case, and reads back as the coded store does, bit for bit, in both
+// precisions, whole or by row ranges.
+TEST(ProjectionStore, UncodedViewsReadBackAsCodedOnes) {
+  const int width = 37, height = 45;
+  for (fdk_precision precision : {FDK_PRECISION_FLOAT32, FDK_PRECISION_FLOAT16}) {
+    for (int band_rows : {16, 7, 1}) {
+      ProjectionStore coded(width, height, 2, precision, band_rows), plain(width, height, 2, precision, band_rows);
+      plain.set_coded(false);
+      EXPECT_TRUE(coded.coded());
+      EXPECT_FALSE(plain.coded());
+      for (int v = 0; v < 2; ++v) {
+        // Non-finite values only where the store is exact (float16 rejects them).
+        const auto image = v == 1                                  ? smooth_filtered_image(width, height)
+                           : precision == FDK_PRECISION_FLOAT32 ? nasty_image(width, height, 3u + band_rows)
+                                                                : random_image(width, height, 5.0f, 3u + band_rows);
+        coded.commit(v, coded.compress(image.data()));
+        plain.commit(v, plain.compress(image.data()));
+        const float ma = plain.max_abs(v), mb = coded.max_abs(v);
+        EXPECT_EQ(0, std::memcmp(&ma, &mb, sizeof ma));
+        const auto a = read_all(coded, v), b = read_all(plain, v);
+        EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << "view " << v;
+        if (precision == FDK_PRECISION_FLOAT32) {
+          EXPECT_EQ(0, std::memcmp(b.data(), image.data(), b.size() * sizeof(float)));
+        }
+        std::vector<float> rows(static_cast<size_t>(width) * 5);
+        plain.read_rows(v, 20, 25, rows.data());
+        EXPECT_EQ(0, std::memcmp(rows.data(), a.data() + 20 * width, rows.size() * sizeof(float)));
+      }
+      EXPECT_EQ(plain.stored_bytes(), 2 * plain.worst_case_view_bytes());
+      EXPECT_LT(coded.stored_bytes(), plain.stored_bytes());  // the smooth view codes smaller
+    }
+  }
+}
+
 TEST(ProjectionStore, Float16WithinDocumentedBound) {
   const int width = 64, height = 40, band_rows = 16;
   for (float scale : {1e-30f, 1e-6f, 1.0f, 1e6f, 1e30f}) {

@@ -9,13 +9,19 @@
 // round trip is checked bit for bit and the view against
 // worst_case_view_bytes().
 //
-//   store-bench [--width 1024] [--height 1012] [--noise 2e-3] [--seconds 2]
-//               [--band-rows 16] [--precision f32|f16|both]
+//   store-bench [--width 1024] [--height 1012] [--noise 2e-3 | --photons N0]
+//               [--seconds 2] [--band-rows 16] [--precision f32|f16|both]
 //
 // --noise is relative to the peak line integral: 1e-3..4e-3 gives the
 // compression ratio seen on real scans (about 1.1 with zstd over all four
 // byte planes); 1e-6 is close to float rounding, a noise-free simulation.
+// --photons replaces it with a simulated acquisition: N0 unattenuated
+// photons a pixel, Poisson counts through the same bodies (line integrals up
+// to about 3, 5 % transmission), log-converted as a scanner does (counts
+// below 1 clamped to 1); 1e4..1e5 is a typical flat-panel dose.
 // The line integrals are scaled so the filtered values span about 1e-3..1e1.
+// Each precision is timed coded (what a scan that would not fit its budget
+// uncoded gets) and uncoded (byte-shuffled as it is).
 #include <fdk/core/projection_store.hpp>
 #include <fdk/core/ramp_filter.hpp>
 
@@ -36,6 +42,7 @@ struct Options {
   int width = 1024;
   int height = 1012;
   double noise = 2e-3;
+  double photons = 0;  // > 0: Poisson counts instead of Gaussian noise
   double seconds = 2.0;
   int band_rows = 16;
   std::string precision = "both";
@@ -43,7 +50,7 @@ struct Options {
 
 [[noreturn]] void usage(const char* argv0) {
   std::fprintf(stderr,
-               "usage: %s [--width N] [--height N] [--noise REL] [--seconds S]\n"
+               "usage: %s [--width N] [--height N] [--noise REL | --photons N0] [--seconds S]\n"
                "          [--band-rows N] [--precision f32|f16|both]\n",
                argv0);
   std::exit(2);
@@ -58,13 +65,14 @@ Options parse(int argc, char** argv) {
     if (a == "--width") o.width = std::atoi(v);
     else if (a == "--height") o.height = std::atoi(v);
     else if (a == "--noise") o.noise = std::atof(v);
+    else if (a == "--photons") o.photons = std::atof(v);
     else if (a == "--seconds") o.seconds = std::atof(v);
     else if (a == "--band-rows") o.band_rows = std::atoi(v);
     else if (a == "--precision") o.precision = v;
     else usage(argv[0]);
   }
   const bool known = o.precision == "f32" || o.precision == "f16" || o.precision == "both";
-  if (o.width < 1 || o.height < 1 || o.band_rows < 1 || o.seconds <= 0 || !known) usage(argv[0]);
+  if (o.width < 1 || o.height < 1 || o.band_rows < 1 || o.seconds <= 0 || o.photons < 0 || !known) usage(argv[0]);
   return o;
 }
 
@@ -72,9 +80,10 @@ struct Blob {
   double amplitude, cu, cv, su, sv;  // centre and sigma as fractions of the size
 };
 
-// Line integrals of a body and a few inserts, plus Gaussian noise, then the
-// ramp filter: the filtered projection the store sees.
-std::vector<float> filtered_view(int width, int height, double noise) {
+// Line integrals of a body and a few inserts, plus Gaussian noise (or from
+// Poisson counts of `photons` a pixel), then the ramp filter: the filtered
+// projection the store sees.
+std::vector<float> filtered_view(int width, int height, double noise, double photons) {
   constexpr double kScale = 200;  // puts the filtered values at about 1e-3..1e1
   const Blob blobs[] = {{1.60, 0.50, 0.50, 0.28, 0.30}, {0.55, 0.62, 0.40, 0.06, 0.08},
                         {0.40, 0.30, 0.62, 0.04, 0.05}, {0.30, 0.55, 0.55, 0.09, 0.04},
@@ -90,7 +99,13 @@ std::vector<float> filtered_view(int width, int height, double noise) {
         const double dv = (j + 0.5 - b.cv * height) / (b.sv * height);
         p += b.amplitude * std::exp(-0.5 * (du * du + dv * dv));
       }
-      v[static_cast<size_t>(j) * width + i] = static_cast<float>(kScale * (p + gauss(rng)));
+      if (photons > 0) {
+        std::poisson_distribution<long long> counts(photons * std::exp(-p));
+        p = -std::log(static_cast<double>(std::max<long long>(1, counts(rng))) / photons);
+      } else {
+        p += gauss(rng);
+      }
+      v[static_cast<size_t>(j) * width + i] = static_cast<float>(kScale * p);
     }
   fdk::RampFilterParams params;
   params.width = width;
@@ -131,8 +146,9 @@ void describe(const std::vector<float>& v) {
               100.0 * static_cast<double>(negative) / static_cast<double>(v.size()));
 }
 
-int bench(const Options& o, fdk_precision precision, const std::vector<float>& view) {
+int bench(const Options& o, fdk_precision precision, bool coded, const std::vector<float>& view) {
   fdk::ProjectionStore store(o.width, o.height, 1, precision, o.band_rows);
+  store.set_coded(coded);
   const double mb = static_cast<double>(view.size()) * 4.0 / 1e6;
   fdk::CompressedView last;
   const double tc = time_per_call(o.seconds, [&] { last = store.compress(view.data()); });
@@ -151,8 +167,8 @@ int bench(const Options& o, fdk_precision precision, const std::vector<float>& v
     std::printf("FAIL: float32 round trip is not bit-exact\n");
     return 1;
   }
-  std::printf("%s  ratio %.4f  compress %7.1f MB/s  decompress %7.1f MB/s  (%llu bytes)\n",
-              f32 ? "float32" : "float16", static_cast<double>(view.size()) * 4.0 / bytes,
+  std::printf("%s %-7s  ratio %.4f  compress %7.1f MB/s  decompress %7.1f MB/s  (%llu bytes)\n",
+              f32 ? "float32" : "float16", coded ? "coded" : "uncoded", static_cast<double>(view.size()) * 4.0 / bytes,
               mb / tc, mb / td, static_cast<unsigned long long>(bytes));
   return 0;
 }
@@ -161,16 +177,19 @@ int bench(const Options& o, fdk_precision precision, const std::vector<float>& v
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  const std::vector<float> view = filtered_view(o.width, o.height, o.noise);
-  std::printf("view %d x %d, band rows %d, noise %g, one core\n", o.width, o.height,
-              o.band_rows, o.noise);
+  const std::vector<float> view = filtered_view(o.width, o.height, o.noise, o.photons);
+  if (o.photons > 0)
+    std::printf("view %d x %d, band rows %d, Poisson counts of %g photons, one core\n", o.width, o.height,
+                o.band_rows, o.photons);
+  else
+    std::printf("view %d x %d, band rows %d, noise %g, one core\n", o.width, o.height, o.band_rows, o.noise);
   describe(view);
   int rc = 0;
   try {
-    if (o.precision == "f32" || o.precision == "both")
-      rc |= bench(o, FDK_PRECISION_FLOAT32, view);
-    if (o.precision == "f16" || o.precision == "both")
-      rc |= bench(o, FDK_PRECISION_FLOAT16, view);
+    for (const bool coded : {true, false}) {
+      if (o.precision == "f32" || o.precision == "both") rc |= bench(o, FDK_PRECISION_FLOAT32, coded, view);
+      if (o.precision == "f16" || o.precision == "both") rc |= bench(o, FDK_PRECISION_FLOAT16, coded, view);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "store-bench: %s\n", e.what());
     return 1;

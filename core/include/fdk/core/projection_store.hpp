@@ -72,6 +72,13 @@ class ProjectionStore {
   // not shrink them), at the store's precision or at `precision`.
   uint64_t worst_case_view_bytes() const;
   uint64_t worst_case_view_bytes(fdk_precision precision) const;
+  // Whether views are coded (the default) or stored byte-shuffled as they
+  // are: coding costs ~25 ms of a core per 16 MiB view for a ratio near 1.2
+  // on noisy data, which only a scan that would not fit otherwise needs
+  // (docs/DECISIONS.md, "Coding only when the budget needs it"). Set before
+  // the first compress; reading handles both.
+  void set_coded(bool coded) { coded_.store(coded); }
+  bool coded() const { return coded_.load(); }
   // Views stored at a lower precision than the store's.
   int views_reduced() const { return views_reduced_.load(); }
 
@@ -83,6 +90,7 @@ class ProjectionStore {
   // Codes the bands into `view` and returns their largest |value| (float bits).
   uint32_t compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const;
   std::atomic<int> views_reduced_{0};
+  std::atomic<bool> coded_{true};
 
   int width_, height_, band_rows_;
   fdk_precision precision_;
