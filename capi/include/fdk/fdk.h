@@ -495,7 +495,10 @@ typedef struct fdk_store_info {
                                store: it is filled after fdk_finish, between
                                and after slab reads. */
   uint64_t raw_bytes;       /* filtered projections as float32 */
-  uint64_t stored_bytes;    /* compressed, in host memory */
+  uint64_t stored_bytes;    /* in host memory: compressed when the scan
+                               would not fit its host budget uncoded, else
+                               byte-shuffled as is (ratio 1, or 2 at
+                               float16) */
   double ratio;             /* raw_bytes / stored_bytes (0 when empty) */
   /* float16 storage: |stored - exact| <= rel_error_bound * |exact| +
      abs_error_bound_factor * (largest |value| in the same row band);

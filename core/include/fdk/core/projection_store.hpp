@@ -1,9 +1,10 @@
-// The compressed store of filtered projections in host memory: each view is
-// cut into bands of `band_rows` detector rows, each band compressed on its
-// own, so a slab decompresses only the rows it needs. A band is
-// byte-shuffled and its byte planes coded apart (zstd, Huffman through zstd,
-// or stored as they are when they are noise), which is what filtered data,
-// noisy below its top mantissa bits, compresses fastest with.
+// The store of filtered projections in host memory: each view is cut into
+// bands of `band_rows` detector rows, each band kept on its own, so a slab
+// reads only the rows it needs. A band is byte-shuffled; when the scan
+// would not fit its budget otherwise (set_coded), its byte planes are also
+// coded apart (zstd, Huffman through zstd, or stored as they are when they
+// are noise), which is what filtered data, noisy below its top mantissa
+// bits, compresses fastest with.
 // float32 is bit-exact; float16 stores each band scaled by a power of two
 // (no overflow, exact scaling) and is bounded by kFloat16RelBound and
 // kFloat16AbsBoundFactor (see fdk_store_info).
