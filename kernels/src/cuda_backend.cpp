@@ -24,6 +24,7 @@
 #include "device_backend.hpp"
 #include "device_resources.hpp"
 #include "fault_plan_state.hpp"
+#include "gpu_code.hpp"
 #include "fdk/core/error.hpp"
 
 namespace fdk::cuda {
@@ -46,9 +47,26 @@ std::vector<int> configured_ordinals(const Settings& s, int count) {
   if (s.config.num_devices > 0) {
     for (int d = 0; d < s.config.num_devices; ++d) ordinals.push_back(s.config.devices[d]);
   } else {
-    for (int d = 0; d < count; ++d) ordinals.push_back(d);
+    // Every device this build has code for: a GPU older than its oldest
+    // architecture is left to the others (or the CPU, under AUTO).
+    for (int d = 0; d < count; ++d)
+      if (probe_gpu_code(d).code != FDK_GPU_CODE_NONE) ordinals.push_back(d);
   }
   return ordinals;
+}
+
+// Why the device cannot run this build's kernels, in words a user can act on.
+std::string no_code_message(int device, const GpuCode& found) {
+  auto list = [](const std::vector<int>& archs) {
+    std::string text;
+    for (int a : archs) text += (text.empty() ? "" : ", ") + std::to_string(a);
+    return text.empty() ? std::string("none") : text;
+  };
+  return "CUDA device " + std::to_string(device) + " (compute capability " +
+         std::to_string(found.compute_capability / 10) + "." + std::to_string(found.compute_capability % 10) +
+         ") has no code in this build of fdk (machine code for sm " + list(sass_architectures()) + "; PTX " +
+         list(ptx_architectures()) + (found.why.empty() ? "" : "; " + found.why) +
+         "): use the CPU backend, or a build for that architecture";
 }
 
 // Chunk c's GPU among k: in turn, or, for plane pairs (FaultPlan::
@@ -519,13 +537,38 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
+BuildAndDevices describe_build_and_devices() {
+  BuildAndDevices r;
+  r.sass = sass_architectures();
+  r.ptx = ptx_architectures().empty() ? 0 : ptx_architectures().back();
+  const int count = device_count();
+  for (int d = 0; d < count; ++d) {
+    const GpuCode found = probe_gpu_code(d);
+    r.devices.push_back({found.compute_capability, found.code, found.arch});
+    if (found.code != FDK_GPU_CODE_NONE) r.usable = true;
+    else if (r.why.empty()) r.why = no_code_message(d, found);
+  }
+  if (count == 0) r.why = "no usable CUDA device (cudaGetDeviceCount found none)";
+  if (!cufft_api()) {
+    r.usable = false;
+    r.why = cufft_load_error();
+  }
+  if (r.usable) r.why.clear();
+  return r;
+}
+
 bool backend_available(const Settings& settings) noexcept {
   if (!cufft_api()) return false;
   const int count = device_count();
   if (count == 0) return false;
-  for (int d = 0; d < settings.config.num_devices; ++d)
-    if (settings.config.devices[d] >= count) return false;
-  return true;
+  for (int d = 0; d < settings.config.num_devices; ++d) {
+    const int ordinal = settings.config.devices[d];
+    if (ordinal >= count || probe_gpu_code(ordinal).code == FDK_GPU_CODE_NONE) return false;
+  }
+  if (settings.config.num_devices > 0) return true;
+  for (int d = 0; d < count; ++d)
+    if (probe_gpu_code(d).code != FDK_GPU_CODE_NONE) return true;
+  return false;
 }
 
 void* alloc_page_locked(size_t bytes) noexcept {
@@ -550,6 +593,15 @@ std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Setting
     if (settings.config.devices[d] >= count)
       fail(FDK_ERROR_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(settings.config.devices[d]) +
                                               " does not exist (" + std::to_string(count) + " found)");
+  for (int d = 0; d < settings.config.num_devices; ++d) {
+    const GpuCode found = probe_gpu_code(settings.config.devices[d]);
+    if (found.code == FDK_GPU_CODE_NONE) fail(FDK_ERROR_BACKEND_UNAVAILABLE, no_code_message(settings.config.devices[d], found));
+  }
+  if (settings.config.num_devices == 0) {
+    bool any = false;
+    for (int d = 0; d < count && !any; ++d) any = probe_gpu_code(d).code != FDK_GPU_CODE_NONE;
+    if (!any) fail(FDK_ERROR_BACKEND_UNAVAILABLE, no_code_message(0, probe_gpu_code(0)));
+  }
   return std::make_unique<CudaBackend>(model, settings);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -108,6 +109,33 @@ void expect_slabs_match(fdk_context* ctx, const std::vector<int>& order, const s
 }
 
 }  // namespace
+
+
+// The GPU runs the machine code built for it (what gpu-check and the
+// benchmarks measure), not PTX compiled by the driver, whether the build is
+// sm_90 alone (gpu-check) or the packages' fat binary.
+TEST(CudaBackend, BackendInfoSaysTheGpuRunsMachineCodeBuiltForIt) {
+  SKIP_WITHOUT_GPU();
+  fdk_backend_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(fdk_get_backend_info(&info), FDK_OK);
+  EXPECT_EQ(info.cuda_built, 1);
+  EXPECT_EQ(info.cuda_usable, 1) << info.message;
+  ASSERT_GT(info.num_devices, 0);
+  const int cc = info.compute_capability[0];
+  bool built_for_it = false;
+  for (int i = 0; i < info.num_sass; ++i) built_for_it |= info.sass[i] == cc;
+  std::printf("device 0: compute capability %d, code %d (1 SASS, 2 JIT) of arch %d; build SASS:", cc,
+              info.code[0], info.code_arch[0]);
+  for (int i = 0; i < info.num_sass; ++i) std::printf(" %d", info.sass[i]);
+  std::printf(", PTX %d\n", info.ptx);
+  if (built_for_it) {
+    EXPECT_EQ(info.code[0], FDK_GPU_CODE_SASS);
+    EXPECT_EQ(info.code_arch[0], cc);
+  } else {
+    EXPECT_NE(info.code[0], FDK_GPU_CODE_NONE);
+  }
+}
 
 TEST(CudaBackend, ResidentMatchesCpu) {
   SKIP_WITHOUT_GPU();

@@ -50,6 +50,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "gpu_code_line.hpp"
+
 #ifdef FDK_BENCH_TEST_SEAMS
 #include "fdk/kernels/test_seams.hpp"
 #endif
@@ -1119,6 +1121,7 @@ int main(int argc, char** argv) {
   std::printf(", outside the field of view %s (%llu voxels)\n",
               outcome.plan.outside_fov == FDK_OUTSIDE_FOV_ZERO ? "zero" : "backprojected",
               static_cast<unsigned long long>(outcome.plan.voxels_outside_fov));
+  if (used_backend == FDK_BACKEND_CUDA) std::printf("gpu code        %s\n", gpu_code_line().c_str());
   std::printf("plan            %d slab%s of %d planes (y), host budget %s, gpu budget %s\n",
               outcome.slab_count, outcome.slab_count == 1 ? "" : "s", outcome.plan.slab_thickness,
               human_bytes(static_cast<double>(outcome.plan.host_memory_budget)).c_str(),

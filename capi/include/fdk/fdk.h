@@ -83,7 +83,7 @@ extern "C" {
 
 /* ---- version -------------------------------------------------------------- */
 #define FDK_VERSION_MAJOR 0
-#define FDK_VERSION_MINOR 3
+#define FDK_VERSION_MINOR 4
 #define FDK_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
 #define FDK_VERSION_NUMBER \
@@ -585,6 +585,45 @@ typedef struct fdk_device_stats {
    STRUCT_SIZE. */
 FDK_API fdk_status fdk_get_device_stats(const fdk_context* ctx,
                                         fdk_device_stats* stats);
+
+/* ---- the backends this library offers ------------------------------------ */
+/* What code a GPU runs of this library (pinned values). */
+typedef enum fdk_gpu_code {
+  FDK_GPU_CODE_NONE = 0, /* none: this build has no code for the GPU (too
+                            old an architecture), or the query failed; the
+                            CUDA backend does not use it */
+  FDK_GPU_CODE_SASS = 1, /* machine code compiled for its architecture: the
+                            code the benchmarks measured */
+  FDK_GPU_CODE_JIT = 2   /* PTX compiled by the driver at first use: a GPU
+                            newer than the build; it runs, untuned, and the
+                            first use pays the compilation */
+} fdk_gpu_code;
+
+#define FDK_MAX_GPU_ARCHS 16
+
+/* Added in 0.4. */
+typedef struct fdk_backend_info {
+  uint32_t struct_size;     /* set by the caller to sizeof(fdk_backend_info) */
+  int32_t cuda_built;       /* 1 when this library has the CUDA backend */
+  int32_t cuda_usable;      /* 1 when FDK_BACKEND_AUTO would take CUDA: a
+                               driver, cuFFT and a GPU with code (below) */
+  int32_t num_sass;         /* architectures with machine code in the build */
+  int32_t sass[FDK_MAX_GPU_ARCHS]; /* e.g. 90 for sm_90, ascending */
+  int32_t ptx;              /* newest PTX carried (90 for compute_90), 0: none */
+  int32_t num_devices;      /* CUDA devices visible; the first
+                               FDK_MAX_DEVICES are described */
+  int32_t compute_capability[FDK_MAX_DEVICES]; /* major * 10 + minor */
+  int32_t code[FDK_MAX_DEVICES];       /* fdk_gpu_code */
+  int32_t code_arch[FDK_MAX_DEVICES];  /* SASS: the cubin's architecture;
+                                          JIT: the PTX compiled */
+  char message[256];        /* when cuda_usable is 0: why, in words */
+} fdk_backend_info;
+
+/* Which backends this library can run here, and for each GPU whether it
+   runs the build's machine code or JIT-compiled PTX. Any thread, no handle
+   needed; asks the CUDA runtime (which initialises each GPU once). Errors
+   (fdk_last_create_error): INVALID_ARGUMENT (NULL), STRUCT_SIZE. */
+FDK_API fdk_status fdk_get_backend_info(fdk_backend_info* info);
 
 /* ---- host memory ------------------------------------------------------------ */
 /* Allocates `bytes` of host memory to read slabs into: page-

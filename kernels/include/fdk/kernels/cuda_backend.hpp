@@ -1,10 +1,31 @@
 // The CUDA backend's entry points, as the C ABI layer sees them.
 #pragma once
+#include <fdk/fdk.h>
+
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "fdk/core/reconstruction.hpp"
 
 namespace fdk::cuda {
+
+// The GPU code this binary carries and what each visible device runs of it
+// (fdk_get_backend_info). `usable`: AUTO would take CUDA (cuFFT loads and
+// at least one device has code); `why` says what is missing otherwise.
+struct DeviceCode {
+  int compute_capability = 0;
+  fdk_gpu_code code = FDK_GPU_CODE_NONE;
+  int arch = 0;
+};
+struct BuildAndDevices {
+  std::vector<int> sass;
+  int ptx = 0;
+  std::vector<DeviceCode> devices;
+  bool usable = false;
+  std::string why;
+};
+BuildAndDevices describe_build_and_devices();
 
 // True when the configuration's devices (or any device, for an empty list)
 // exist and the backend can run on them.

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Lists the GPU code inside a library's CUDA fat binary, without the CUDA
+tools (this machine has no cuobjdump): the .nv_fatbin section holds fat
+binaries, each a header (magic 0xBA55ED50, version, header size, payload
+size) and entries (kind 1 PTX, 2 ELF/SASS; header size; payload size; the
+architecture at offset 28).
+
+    cuda_archs.py LIB                      prints "sass 75 80 ..." and "ptx 120"
+    cuda_archs.py LIB --expect-sass 75,80 --expect-ptx 120
+                                           exit 1 unless exactly those are there
+"""
+import argparse
+import struct
+import sys
+
+FATBIN_MAGIC = 0xBA55ED50
+
+
+def section(path, name):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        sys.exit(f"{path}: not a 64-bit ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    def header(i):
+        return struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+    strtab = header(shstrndx)
+    for i in range(shnum):
+        h = header(i)
+        start = strtab[4] + h[0]
+        sname = data[start:data.index(b"\0", start)].decode()
+        if sname == name:
+            return data[h[4]:h[4] + h[5]]
+    return b""
+
+
+def entries(blob):
+    pos = 0
+    while pos + 16 <= len(blob):
+        magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", blob, pos)
+        if magic != FATBIN_MAGIC:
+            pos += 8  # fat binaries are 8-byte aligned in the section
+            continue
+        entry = pos + header_size
+        end = entry + fat_size
+        while entry + 32 <= end:
+            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", blob, entry)
+            arch, = struct.unpack_from("<I", blob, entry + 28)
+            yield ("ptx" if kind == 1 else "sass" if kind == 2 else f"kind{kind}", arch)
+            entry += entry_header + payload
+        pos = end
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("lib")
+    ap.add_argument("--expect-sass")
+    ap.add_argument("--expect-ptx")
+    a = ap.parse_args()
+    blob = section(a.lib, ".nv_fatbin")
+    found = {"sass": set(), "ptx": set()}
+    for kind, arch in entries(blob):
+        found.setdefault(kind, set()).add(arch)
+    for kind in ("sass", "ptx"):
+        print(kind, " ".join(str(x) for x in sorted(found[kind])) or "none")
+    print(f"fatbin {len(blob)} bytes")
+    ok = True
+    for kind, expected in (("sass", a.expect_sass), ("ptx", a.expect_ptx)):
+        if expected is not None:
+            want = {int(x) for x in expected.split(",") if x}
+            if found[kind] != want:
+                print(f"cuda_archs: {a.lib}: {kind} {sorted(found[kind])}, expected {sorted(want)}", file=sys.stderr)
+                ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
