@@ -120,6 +120,9 @@ namespace Fdk
         internal static extern int fdk_get_device_stats(FdkContextHandle context,
                                                         FdkDeviceStatsNative* stats);
 
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_backend_info(FdkBackendInfoNative* info);
+
         // ---- host memory ----
         // The handle is filled by the marshaller itself, so no failure between
         // the call and the SafeHandle's creation can leak the buffer.

@@ -25,6 +25,7 @@ namespace Fdk.Tests
             { "fdk_plan_info", typeof(FdkPlanInfoNative) },
             { "fdk_timings", typeof(FdkTimingsNative) },
             { "fdk_device_stats", typeof(FdkDeviceStatsNative) },
+            { "fdk_backend_info", typeof(FdkBackendInfoNative) },
         };
 
         private List<string[]> _facts;
@@ -54,6 +55,7 @@ namespace Fdk.Tests
             if (t == typeof(FdkPlanInfoNative)) return sizeof(FdkPlanInfoNative);
             if (t == typeof(FdkTimingsNative)) return sizeof(FdkTimingsNative);
             if (t == typeof(FdkDeviceStatsNative)) return sizeof(FdkDeviceStatsNative);
+            if (t == typeof(FdkBackendInfoNative)) return sizeof(FdkBackendInfoNative);
             throw new ArgumentException(t.Name);
         }
 
@@ -152,7 +154,10 @@ namespace Fdk.Tests
                 expected["FDK_VIEW_" + Snake(v.ToString())] = (int)v;
             foreach (ScanKind k in Enum.GetValues(typeof(ScanKind)))
                 expected["FDK_SCAN_" + Snake(k.ToString())] = (int)k;
+            foreach (GpuCode g in Enum.GetValues(typeof(GpuCode)))
+                expected["FDK_GPU_CODE_" + Snake(g.ToString())] = (int)g;
             expected["FDK_MAX_DEVICES"] = FdkConfigNative.MaxDevices;
+            expected["FDK_MAX_GPU_ARCHS"] = FdkBackendInfoNative.MaxGpuArchs;
             expected["FDK_VERSION_MAJOR"] = Reconstructor.BindingVersionMajor;
 
             foreach (KeyValuePair<string, int> e in expected)

@@ -102,9 +102,11 @@ namespace Fdk.Tests
         [Test]
         public void AStoreTooSmallForFloat32ReducesPrecisionByDefaultAndStrictRefuses()
         {
-            // The store's float32 size, measured, then a budget whose store
-            // holds about 70 % of it.
-            long float32Bytes;
+            // The store's float32 size, measured: uncoded under the default
+            // budget, coded under one just short of that (the store codes
+            // only when it must); then a budget whose store holds about
+            // 70 % of the coded size.
+            long uncodedBytes;
             long overhead;
             using (var r = new Reconstructor(TestScan.Settings()))
             {
@@ -112,7 +114,19 @@ namespace Fdk.Tests
                 overhead = plan.HostMemoryBudget - plan.StoreLimit;
                 TestScan.PushAll(r);
                 r.Finish();
-                float32Bytes = r.GetStoreInfo().StoredBytes;
+                uncodedBytes = r.GetStoreInfo().StoredBytes;
+            }
+            long float32Bytes;
+            ReconstructionSettings coded = TestScan.Settings();
+            coded.HostMemoryBudget = overhead + uncodedBytes * 99 / 100;
+            using (var r = new Reconstructor(coded))
+            {
+                TestScan.PushAll(r);
+                r.Finish();
+                StoreInfo store = r.GetStoreInfo();
+                Assert.AreEqual(0, store.ViewsReduced);
+                float32Bytes = store.StoredBytes;
+                Assert.Less(float32Bytes, uncodedBytes, "a budget short of the uncoded size makes the store code");
             }
             long budget = overhead + float32Bytes * 7 / 10;
 

@@ -131,7 +131,24 @@ int main(void) {
   FIELD(fdk_device_stats, slabs_computed);
   FIELD(fdk_device_stats, failed);
 
+  SIZE(fdk_backend_info);
+  FIELD(fdk_backend_info, struct_size);
+  FIELD(fdk_backend_info, cuda_built);
+  FIELD(fdk_backend_info, cuda_usable);
+  FIELD(fdk_backend_info, num_sass);
+  FIELD(fdk_backend_info, sass);
+  FIELD(fdk_backend_info, ptx);
+  FIELD(fdk_backend_info, num_devices);
+  FIELD(fdk_backend_info, compute_capability);
+  FIELD(fdk_backend_info, code);
+  FIELD(fdk_backend_info, code_arch);
+  FIELD(fdk_backend_info, message);
+
   ENUM(FDK_MAX_DEVICES);
+  ENUM(FDK_MAX_GPU_ARCHS);
+  ENUM(FDK_GPU_CODE_NONE);
+  ENUM(FDK_GPU_CODE_SASS);
+  ENUM(FDK_GPU_CODE_JIT);
   ENUM(FDK_VERSION_MAJOR);
 
   ENUM(FDK_OK);
