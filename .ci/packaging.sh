@@ -7,15 +7,23 @@
 #   1. ctest packaging checks: libfdk exports only the fdk_* functions of
 #      fdk.h, SONAME libfdk.so.MAJOR (tests/packaging);
 #   2. the CUDA runtime is linked statically: no libcudart in `ldd libfdk.so`;
-#   3. `cmake --install` into a temporary prefix, moved elsewhere afterwards
-#      (the package is relocatable), then two consumers built against it:
-#      find_package(fdk) and pkg-config, each running a 16^3 reconstruction;
-#      and find_package(fdk 1.0) must fail (SameMajorVersion);
-#   4. CPack: .deb (libfdk0, libfdk-dev) and .tar.gz, their contents checked;
-#   5. ABI: abidiff against packaging/abi/libfdk.abi; an incompatible change
+#   3. the CUDA code: SASS for sm_75..sm_120 and PTX 120 in libfdk.so's fat
+#      binary (packaging/checks/cuda_archs.py, no CUDA tools needed);
+#   4. `cmake --install` into a temporary prefix, moved elsewhere afterwards
+#      (the package is relocatable), then consumers built against it:
+#      find_package(fdk) (fdk::fdk and fdk::frames) and pkg-config, each
+#      running a 16^3 reconstruction; find_package(fdk 1.0) must fail
+#      (SameMajorVersion);
+#   5. CPack: the Debian packages (libfdk0, libfdk-frames0, libfdk-dev,
+#      fdk-tools and their -dbgsym) and a .tar.gz; contents, Depends, the
+#      symbols files against the libraries (dpkg-gensymbols), stripped
+#      binaries, lintian without errors; then the packages unpacked into an
+#      empty root and the consumers built from there with CMake and with
+#      pkg-config (-std=c99 -Wall -Wextra -Werror), and the tools run;
+#   6. ABI: abidiff against packaging/abi/libfdk.abi; an incompatible change
 #      fails unless FDK_VERSION_MAJOR changed (packaging/abi/check-abi.sh);
-#   6. C#: the binding built with mcs, packed with nuget (Fdk.VERSION.nupkg:
-#      lib/net45/Fdk.dll + runtimes/linux-x64/native/libfdk.so), the package
+#   7. C#: the binding built with mcs, packed as a NuGet package
+#      (lib/netstandard2.0/Fdk.dll + runtimes/linux-x64/native/), the package
 #      extracted, and the example and the NUnit tests built against and run
 #      from the extracted package (bindings/csharp/build.sh all).
 #
@@ -31,10 +39,11 @@ fail() { echo "packaging: FAILED: $*" >&2; exit 1; }
 
 step "dependencies"
 # mono-devel (mcs), nunit-console + libnunit-cil-dev (NUnit 2.6 for Mono),
-# nuget (pack), abigail-tools (abidw/abidiff), dpkg-dev + file (CPack's
-# dpkg-shlibdeps), binutils (nm, readelf).
-bash scripts/install-deps.sh mono-devel nunit-console libnunit-cil-dev nuget \
-  abigail-tools dpkg-dev file binutils </dev/null
+# nuget (pack), patchelf (the NuGet copy's RUNPATH), abigail-tools
+# (abidw/abidiff), dpkg-dev + file (CPack's dpkg-shlibdeps,
+# dpkg-gensymbols), binutils (nm, readelf, objcopy), lintian.
+bash scripts/install-deps.sh mono-devel nunit-console libnunit-cil-dev nuget patchelf \
+  abigail-tools dpkg-dev file binutils lintian </dev/null
 
 build="${FDK_PACKAGING_BUILD_DIR:-build-pkg}"
 jobs="${FDK_JOBS:-$(nproc)}"
@@ -48,7 +57,7 @@ fi
 step "configure and build $build (RelWithDebInfo, CUDA=$with_cuda)"
 cmake -S . -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFDK_BUILD_TESTS=OFF -DFDK_BUILD_TOOLS=OFF -DFDK_PACKAGING_TESTS=ON \
+  -DFDK_BUILD_TESTS=OFF -DFDK_BUILD_TOOLS=ON -DFDK_PACKAGING_TESTS=ON \
   "${cuda_args[@]}" </dev/null
 cmake --build "$build" --parallel "$jobs" </dev/null
 lib="$build/capi/libfdk.so"
@@ -73,6 +82,12 @@ if [ "$with_cuda" = 1 ]; then
   echo "CUDA runtime linked statically (no libcudart in ldd)"
 fi
 
+if [ "$with_cuda" = 1 ]; then
+  step "the CUDA code in libfdk.so: SASS from Turing to Blackwell, PTX of the newest"
+  python3 packaging/checks/cuda_archs.py "$lib" --expect-sass 75,80,86,89,90,100,120 --expect-ptx 120 ||
+    fail "libfdk.so does not carry the GPU code the packages promise"
+fi
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -80,9 +95,10 @@ step "cmake --install into a temporary prefix, then moved (relocatable)"
 cmake --install "$build" --prefix "$work/staging" </dev/null
 mv "$work/staging" "$work/prefix"
 prefix="$work/prefix"
-for f in include/fdk/fdk.h lib/libfdk.so lib/libfdk.so.0 lib/cmake/fdk/fdkConfig.cmake \
+for f in include/fdk/fdk.h include/fdk/fdk_frames.h lib/libfdk.so lib/libfdk.so.0 \
+         lib/libfdk_frames.so lib/libfdk_frames.so.0 lib/cmake/fdk/fdkConfig.cmake \
          lib/cmake/fdk/fdkConfigVersion.cmake lib/cmake/fdk/fdkTargets.cmake \
-         lib/pkgconfig/fdk.pc; do
+         lib/pkgconfig/fdk.pc lib/pkgconfig/fdk-frames.pc bin/fdk-convert bin/fdk-scan-sim bin/fdk-bench; do
   [ -e "$prefix/$f" ] || fail "the install lacks $f"
 done
 soname="$(readelf -d "$prefix/lib/libfdk.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
@@ -90,11 +106,12 @@ major="$(sed -n 's/^#define FDK_VERSION_MAJOR \([0-9]*\).*/\1/p' capi/include/fd
 [ "$soname" = "libfdk.so.$major" ] || fail "SONAME $soname, expected libfdk.so.$major"
 echo "installed: SONAME $soname"
 
-step "consumer 1: find_package(fdk) -> fdk::fdk"
+step "consumer 1: find_package(fdk) -> fdk::fdk, fdk::frames"
 cmake -S tests/packaging/consumer -B "$work/consumer-cmake" -G Ninja \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release </dev/null
 cmake --build "$work/consumer-cmake" </dev/null
 "$work/consumer-cmake/fdk_consumer"
+"$work/consumer-cmake/fdk_frames_consumer"
 if cmake -S tests/packaging/consumer -B "$work/consumer-cmake-v1" -G Ninja \
      -DCMAKE_PREFIX_PATH="$prefix" -DFDK_REQUIRED_VERSION=1.0 >"$work/v1.log" 2>&1 </dev/null; then
   fail "find_package(fdk 1.0) accepted fdk $(sed -n 's/^Version: //p' "$prefix/lib/pkgconfig/fdk.pc")"
@@ -105,39 +122,21 @@ echo "find_package(fdk 1.0) refused, as SameMajorVersion says"
 step "consumer 2: pkg-config"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 pkg-config --modversion fdk
-cc -std=c99 -Wall -Wextra -pedantic -Werror tests/packaging/consumer/consumer.c \
-  $(pkg-config --cflags fdk) -o "$work/consumer-pkgconfig" \
-  $(pkg-config --libs fdk) -Wl,-rpath,"$(pkg-config --variable=libdir fdk)" -lm
-"$work/consumer-pkgconfig"
+pkgconfig_consumers() {  # (output folder) with PKG_CONFIG_PATH set
+  cc -std=c99 -Wall -Wextra -pedantic -Werror tests/packaging/consumer/consumer.c \
+    $(pkg-config --cflags fdk) -o "$1/consumer-pkgconfig" \
+    $(pkg-config --libs fdk) -Wl,-rpath,"$(pkg-config --variable=libdir fdk)" -lm
+  "$1/consumer-pkgconfig"
+  cc -std=c99 -Wall -Wextra -pedantic -Werror tests/packaging/consumer/frames_consumer.c \
+    $(pkg-config --cflags fdk-frames) -o "$1/frames-consumer-pkgconfig" \
+    $(pkg-config --libs fdk-frames) -Wl,-rpath,"$(pkg-config --variable=libdir fdk)" -lm
+  "$1/frames-consumer-pkgconfig"
+}
+pkgconfig_consumers "$work"
 unset PKG_CONFIG_PATH
 
-step "CPack: .deb and .tar.gz"
-rm -rf "$build/packages"
-(cd "$build" && cpack -G "DEB;TGZ" </dev/null)
 version="$(sed -n 's/^Version: //p' "$prefix/lib/pkgconfig/fdk.pc")"
-runtime_deb="$build/packages/libfdk${major}_${version}_amd64.deb"
-dev_deb="$build/packages/libfdk-dev_${version}_amd64.deb"
-tarball="$build/packages/fdk-${version}-Linux.tar.gz"
-for f in "$runtime_deb" "$dev_deb" "$tarball"; do [ -f "$f" ] || fail "CPack made no $f"; done
-dpkg-deb --info "$runtime_deb" | sed -n 's/^ \(Package\|Version\|Depends\):/  &/p'
-dpkg-deb --info "$dev_deb" | sed -n 's/^ \(Package\|Version\|Depends\):/  &/p'
-runtime_files="$(dpkg-deb --contents "$runtime_deb")"
-dev_files="$(dpkg-deb --contents "$dev_deb")"
-tar_files="$(tar -tzf "$tarball")"
-grep -q "/usr/lib/libfdk.so.$version\$" <<<"$runtime_files" || fail "$runtime_deb lacks libfdk.so.$version"
-grep -q "/usr/lib/libfdk.so.$major -> " <<<"$runtime_files" || fail "$runtime_deb lacks the SONAME link"
-for f in usr/include/fdk/fdk.h usr/lib/cmake/fdk/fdkConfig.cmake usr/lib/pkgconfig/fdk.pc; do
-  grep -q "\./$f\$" <<<"$dev_files" || fail "$dev_deb lacks $f"
-done
-grep -q "libfdk${major} (= $version)" <<<"$(dpkg-deb --field "$dev_deb" Depends)" ||
-  fail "libfdk-dev does not depend on libfdk${major}"
-if grep -qi cuda <<<"$(dpkg-deb --field "$runtime_deb" Depends)"; then
-  fail "the runtime .deb depends on CUDA packages"
-fi
-for f in include/fdk/fdk.h lib/libfdk.so.$major lib/cmake/fdk/fdkConfig.cmake lib/pkgconfig/fdk.pc; do
-  grep -q "/$f\$" <<<"$tar_files" || fail "$tarball lacks $f"
-done
-ls -l "$build/packages"/*.deb "$build/packages"/*.tar.gz
+bash packaging/debian/check-debs.sh "$build" "$work/debs" "$major" "$version" </dev/null
 
 step "ABI against packaging/abi/libfdk.abi"
 bash packaging/abi/check-abi.sh "$lib" </dev/null
