@@ -16,6 +16,7 @@ namespace Fdk
         public HostBuffer(long byteLength)
         {
             if (byteLength <= 0) throw new ArgumentOutOfRangeException("byteLength");
+            NativeLibraryProbe.EnsureLoaded();
             FdkHostBufferHandle handle;
             int status = NativeMethods.fdk_alloc_host(new UIntPtr((ulong)byteLength), out handle);
             if (status != (int)FdkStatus.Ok)

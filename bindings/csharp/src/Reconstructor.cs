@@ -684,12 +684,24 @@ namespace Fdk
         // ---- library -----------------------------------------------------------------
 
         /// <summary>The loaded library's version as MAJOR*10000 + MINOR*100 + PATCH.</summary>
-        public static int NativeVersionNumber { get { return (int)NativeMethods.fdk_version(); } }
+        /// <exception cref="FdkLibraryNotFoundException">The native library cannot be loaded.</exception>
+        public static int NativeVersionNumber
+        {
+            get
+            {
+                NativeLibraryProbe.EnsureLoaded();
+                return (int)NativeMethods.fdk_version();
+            }
+        }
 
         /// <summary>The loaded library's "MAJOR.MINOR.PATCH".</summary>
         public static string NativeVersion
         {
-            get { return NativeMethods.CopyString(NativeMethods.fdk_version_string()); }
+            get
+            {
+                NativeLibraryProbe.EnsureLoaded();
+                return NativeMethods.CopyString(NativeMethods.fdk_version_string());
+            }
         }
 
         /// <summary>The major version of fdk.h this binding mirrors; the library's must match.</summary>
