@@ -17,7 +17,7 @@ namespace Fdk
     }
 
     /// <summary>fdk_switch: a weighting forced on, off, or chosen from the geometry.</summary>
-    public enum Switch
+    public enum Activation
     {
         Auto = 0,
         On = 1,
@@ -399,11 +399,11 @@ namespace Fdk
         /// <summary>Fraction of Nyquist in (0, 1].</summary>
         public double Cutoff { get; set; }
         /// <summary>Parker weights; Auto = when the views cover less than a full turn.</summary>
-        public Switch ShortScan { get; set; }
+        public Activation ShortScan { get; set; }
         /// <summary>Half-fan weights, centred on the ray through the rotation axis; Auto = rtkfdk's
         /// rule: when the rays through the detector's edges pass at distances from the axis
         /// that differ by 10 % of their mean or more (see PlanInfo.HalfFanInferior).</summary>
-        public Switch OffsetDetector { get; set; }
+        public Activation OffsetDetector { get; set; }
         /// <summary>Row extension on each side, as a fraction of the width, in [0, 1].</summary>
         public double TruncationPadding { get; set; }
 
@@ -411,8 +411,8 @@ namespace Fdk
         {
             Window = FilterWindow.RamLak;
             Cutoff = 1.0;
-            ShortScan = Switch.Auto;
-            OffsetDetector = Switch.Auto;
+            ShortScan = Activation.Auto;
+            OffsetDetector = Activation.Auto;
         }
     }
 
