@@ -8,7 +8,7 @@ namespace Fdk
 {
     /// <summary>
     /// One reconstruction: configure (constructor), push projections as they
-    /// arrive, <see cref="Finish"/>, then read the volume slab by slab.
+    /// arrive, <see cref="Finish()"/>, then read the volume slab by slab.
     /// Failures throw <see cref="FdkException"/> carrying the native status
     /// and message; argument mistakes the binding can see itself throw the
     /// usual ArgumentException family.
@@ -24,7 +24,7 @@ namespace Fdk
     /// handler throws is rethrown by the Reconstructor call that raised it,
     /// after the native call has returned.
     /// </summary>
-    public sealed unsafe partial class Reconstructor : IDisposable
+    public sealed partial class Reconstructor : IDisposable
     {
         private readonly FdkContextHandle _handle;
         private readonly int _columns;
@@ -32,6 +32,7 @@ namespace Fdk
         private readonly long _voxelsPerPlane;
         private readonly object _eventLock = new object();
         private EventHandler<ProgressEventArgs> _progress;
+        private readonly IProgress<ReconstructionProgress> _progressReporter;
         private CancellationTokenRegistration _cancellation;
         private bool _hasCancellation;
         private int _disposed;
@@ -50,6 +51,21 @@ namespace Fdk
         /// </summary>
         public Reconstructor(ReconstructionSettings settings,
                              CancellationToken cancellationToken = default(CancellationToken))
+            : this(settings, null, cancellationToken)
+        {
+        }
+
+        /// <summary>
+        /// As <see cref="Reconstructor(ReconstructionSettings, CancellationToken)"/>,
+        /// and reports progress to <paramref name="progress"/> after each
+        /// projection stored and each slab computed. Report runs on the thread
+        /// doing that work, under the rules of the <see cref="Progress"/>
+        /// event; <see cref="System.Progress{T}"/> posts each report to the
+        /// synchronization context it was created on (a UI thread), where any
+        /// call is allowed.
+        /// </summary>
+        public Reconstructor(ReconstructionSettings settings, IProgress<ReconstructionProgress> progress,
+                             CancellationToken cancellationToken = default(CancellationToken))
         {
             if (settings == null) throw new ArgumentNullException("settings");
             if (settings.Volume == null) throw new ArgumentException("Volume is not set", "settings");
@@ -63,6 +79,11 @@ namespace Fdk
             _rows = settings.Detector.Rows;
             _voxelsPerPlane = settings.Volume.VoxelsPerPlane;
             _handle = Create(settings);
+            if (progress != null)
+            {
+                _progressReporter = progress;
+                lock (_eventLock) RegisterNativeProgress();
+            }
 
             if (cancellationToken.CanBeCanceled)
             {
@@ -155,16 +176,7 @@ namespace Fdk
                 if (value == null) return;
                 lock (_eventLock)
                 {
-                    if (_handle.ProgressCallback == null)
-                    {
-                        ThrowIfDisposed();
-                        var callback = new NativeMethods.ProgressCallback(OnNativeProgress);
-                        // Kept in the handle before the library sees it.
-                        _handle.ProgressCallback = callback;
-                        int status = NativeMethods.fdk_set_progress_callback(_handle, callback, IntPtr.Zero);
-                        if (status != 0) _handle.ProgressCallback = null;
-                        FdkException.Check(status, _handle);
-                    }
+                    RegisterNativeProgress();
                     _progress += value;
                 }
             }
@@ -174,6 +186,19 @@ namespace Fdk
             }
         }
 
+        /// <summary>Registers the native callback once (under _eventLock).</summary>
+        private unsafe void RegisterNativeProgress()
+        {
+            if (_handle.ProgressCallback != null) return;
+            ThrowIfDisposed();
+            var callback = new NativeMethods.ProgressCallback(OnNativeProgress);
+            // Kept in the handle before the library sees it.
+            _handle.ProgressCallback = callback;
+            int status = NativeMethods.fdk_set_progress_callback(_handle, callback, IntPtr.Zero);
+            if (status != 0) _handle.ProgressCallback = null;
+            FdkException.Check(status, _handle);
+        }
+
         private unsafe void OnNativeProgress(IntPtr userData, FdkProgressNative* progress)
         {
             // Nothing may unwind into the native caller: catch everything and
@@ -181,11 +206,16 @@ namespace Fdk
             try
             {
                 EventHandler<ProgressEventArgs> handlers = _progress;
-                if (handlers == null || progress == null) return;
-                var args = new ProgressEventArgs(new ReconstructionProgress(*progress));
+                IProgress<ReconstructionProgress> reporter = _progressReporter;
+                if ((handlers == null && reporter == null) || progress == null) return;
+                var snapshot = new ReconstructionProgress(*progress);
                 Reconstructor outer = t_inCallback;
                 t_inCallback = this;
-                try { handlers(this, args); }
+                try
+                {
+                    if (reporter != null) reporter.Report(snapshot);
+                    if (handlers != null) handlers(this, new ProgressEventArgs(snapshot));
+                }
                 finally { t_inCallback = outer; }
             }
             catch (Exception e)
@@ -278,6 +308,25 @@ namespace Fdk
         }
 
         /// <summary>
+        /// <see cref="Finish()"/>, cancelling the reconstruction (fdk_cancel,
+        /// irreversible, as <see cref="Cancel"/>) when
+        /// <paramref name="cancellationToken"/> is cancelled before it returns.
+        /// </summary>
+        /// <exception cref="OperationCanceledException">The token was cancelled
+        /// (the native FdkException with Status Cancelled is its InnerException).</exception>
+        public void Finish(CancellationToken cancellationToken)
+        {
+            using (CancelOn(cancellationToken))
+            {
+                try { Finish(); }
+                catch (FdkException e) when (e.Status == FdkStatus.Cancelled && cancellationToken.IsCancellationRequested)
+                {
+                    throw new OperationCanceledException("the reconstruction was cancelled", e, cancellationToken);
+                }
+            }
+        }
+
+        /// <summary>
         /// Where view <paramref name="index"/> stands (fdk_get_view_state):
         /// Absent, Pending, Stored, or Failed with the status that lost it (a
         /// Failed view may be pushed again). An index outside [0, views
@@ -304,6 +353,7 @@ namespace Fdk
             }
         }
 
+        /// <summary>The y planes and size of slab <paramref name="slab"/> (fdk_get_slab_info); fixed at construction.</summary>
         public unsafe SlabInfo GetSlabInfo(int slab)
         {
             EnterCall();
@@ -418,6 +468,15 @@ namespace Fdk
             FdkException.Check(NativeMethods.fdk_cancel(_handle), _handle);
         }
 
+        /// <summary>
+        /// Calls fdk_cancel when <paramref name="token"/> is cancelled (at once if
+        /// it already is), until the returned registration is disposed.
+        /// </summary>
+        private CancellationTokenRegistration CancelOn(CancellationToken token)
+        {
+            return token.CanBeCanceled ? token.Register(CancelFromToken) : default(CancellationTokenRegistration);
+        }
+
         private void CancelFromToken()
         {
             // May run on any thread, also after Dispose began: a closed handle
@@ -427,6 +486,7 @@ namespace Fdk
             catch (ObjectDisposedException) { }
         }
 
+        /// <summary>The projection store now (fdk_get_store_info): views, bytes, ratio, float16 bounds.</summary>
         public unsafe StoreInfo GetStoreInfo()
         {
             EnterCall();
@@ -435,6 +495,7 @@ namespace Fdk
             return new StoreInfo(info);
         }
 
+        /// <summary>What construction decided (fdk_get_plan_info): backend, slabs, weightings, budgets, store fit.</summary>
         public unsafe PlanInfo GetPlanInfo()
         {
             EnterCall();
@@ -444,7 +505,7 @@ namespace Fdk
         }
 
         /// <summary>Accumulated timings. Waits for a push, finish or read in progress on another thread.</summary>
-        public Timings GetTimings()
+        public unsafe Timings GetTimings()
         {
             EnterCall();
             var t = new FdkTimingsNative { struct_size = (uint)sizeof(FdkTimingsNative) };

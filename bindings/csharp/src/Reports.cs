@@ -9,10 +9,15 @@ namespace Fdk
     /// <summary>A slab of y planes [YBegin, YEnd): x fastest, then z, then y.</summary>
     public struct SlabInfo
     {
+        /// <summary>The slab's index, in [0, SlabCount).</summary>
         public int Index { get; private set; }
+        /// <summary>First y plane of the slab.</summary>
         public int YBegin { get; private set; }
+        /// <summary>One past the last y plane of the slab.</summary>
         public int YEnd { get; private set; }
+        /// <summary>Bytes of the slab: 4 * SizeX * SizeZ * Planes.</summary>
         public long ByteSize { get; private set; }
+        /// <summary>y planes in the slab (YEnd - YBegin).</summary>
         public int Planes { get { return YEnd - YBegin; } }
         /// <summary>Floats in the slab (ByteSize / 4).</summary>
         public long FloatCount { get { return ByteSize / sizeof(float); } }
@@ -29,10 +34,15 @@ namespace Fdk
     /// <summary>A snapshot of fdk_progress.</summary>
     public struct ReconstructionProgress
     {
+        /// <summary>Where the reconstruction stands.</summary>
         public Phase Phase { get; private set; }
+        /// <summary>Projections pushed so far.</summary>
         public int ViewsPushed { get; private set; }
+        /// <summary>Projections announced by the scan.</summary>
         public int ViewsTotal { get; private set; }
+        /// <summary>Slabs computed at least once.</summary>
         public int SlabsDone { get; private set; }
+        /// <summary>Slabs in the plan.</summary>
         public int SlabsTotal { get; private set; }
 
         internal ReconstructionProgress(FdkProgressNative n) : this()
@@ -44,6 +54,7 @@ namespace Fdk
             SlabsTotal = n.slabs_total;
         }
 
+        /// <summary>"Phase: views pushed/total, slabs done/total".</summary>
         public override string ToString()
         {
             return string.Format("{0}: views {1}/{2}, slabs {3}/{4}", Phase, ViewsPushed,
@@ -51,20 +62,29 @@ namespace Fdk
         }
     }
 
+    /// <summary>The data of <see cref="Reconstructor.Progress"/>.</summary>
     public sealed class ProgressEventArgs : EventArgs
     {
+        /// <summary>The progress when the event was raised.</summary>
         public ReconstructionProgress Progress { get; private set; }
+        /// <summary>Event data carrying <paramref name="progress"/>.</summary>
         public ProgressEventArgs(ReconstructionProgress progress) { Progress = progress; }
     }
 
     /// <summary>fdk_store_info: the compressed projection store.</summary>
     public struct StoreInfo
     {
+        /// <summary>Views in the store now (pushed views may still be on their way until Finish has returned).</summary>
         public int ViewsStored { get; private set; }
+        /// <summary>The filtered projections' size as float32.</summary>
         public long RawBytes { get; private set; }
+        /// <summary>Bytes they take in host memory: coded when the scan would not fit its budget uncoded, else as they are.</summary>
         public long StoredBytes { get; private set; }
+        /// <summary>RawBytes / StoredBytes (0 when empty).</summary>
         public double Ratio { get; private set; }
+        /// <summary>float16 storage: |stored - exact| &lt;= RelativeErrorBound * |exact| + AbsoluteErrorBoundFactor * (largest |value| of the row band); 0 for float32.</summary>
         public double RelativeErrorBound { get; private set; }
+        /// <summary>The absolute part of the float16 bound (see <see cref="RelativeErrorBound"/>); 0 for float32.</summary>
         public double AbsoluteErrorBoundFactor { get; private set; }
         /// <summary>Views stored as float16 by <see cref="Fdk.StorePolicy.ReducePrecision"/>
         /// (the bounds above then hold for them; float32 views are exact).</summary>
@@ -85,20 +105,30 @@ namespace Fdk
     /// <summary>fdk_plan_info: what fdk_create decided.</summary>
     public struct PlanInfo
     {
+        /// <summary>The backend in use (Cpu or Cuda, never Auto).</summary>
         public Backend Backend { get; private set; }
+        /// <summary>Slabs in the plan.</summary>
         public int SlabCount { get; private set; }
+        /// <summary>y planes of every slab but maybe the last.</summary>
         public int SlabThickness { get; private set; }
+        /// <summary>True when Parker weights are applied.</summary>
         public bool ShortScan { get; private set; }
+        /// <summary>True when half-fan weights are applied.</summary>
         public bool OffsetDetector { get; private set; }
+        /// <summary>CPU threads in use.</summary>
         public int Threads { get; private set; }
+        /// <summary>The effective host budget, in bytes.</summary>
         public long HostMemoryBudget { get; private set; }
+        /// <summary>The effective budget per GPU, in bytes.</summary>
         public long GpuMemoryBudget { get; private set; }
+        /// <summary>The treatment of voxels outside the field of view in use.</summary>
         public OutsideFieldOfView OutsideFieldOfView { get; private set; }
         /// <summary>Voxels outside the field of view of the announced views.</summary>
         public long VoxelsOutsideFieldOfView { get; private set; }
         /// <summary>The half-fan rule's figures: the signed distances from the rotation axis of
         /// the rays through the detector's first and last pixel centres (smallest over the views).</summary>
         public double HalfFanInferior { get; private set; }
+        /// <summary>The half-fan rule's figure for the detector's last pixel centre (see <see cref="HalfFanInferior"/>).</summary>
         public double HalfFanSuperior { get; private set; }
         /// <summary>The store policy in use.</summary>
         public StorePolicy StorePolicy { get; private set; }
@@ -131,7 +161,9 @@ namespace Fdk
     /// <summary>fdk_get_view_state: where one view stands.</summary>
     public struct ViewState
     {
+        /// <summary>The view's index.</summary>
         public int Index { get; private set; }
+        /// <summary>Absent, Pending, Stored or Failed.</summary>
         public ViewStateKind State { get; private set; }
         /// <summary>For a Failed view, the status that lost it; else Ok.</summary>
         public FdkStatus Failure { get; private set; }
@@ -143,6 +175,7 @@ namespace Fdk
             Failure = (FdkStatus)failure;
         }
 
+        /// <summary>"view N: State" (and the failure of a Failed view).</summary>
         public override string ToString()
         {
             return State == ViewStateKind.Failed
