@@ -17,6 +17,8 @@
 //      4.0.1.1 (the assembly of the System.Memory 4.5.3 package), drops the
 //      CAS security declarations mcs adds for -unsafe (.NET Core ignores
 //      them and they name mscorlib), and writes the result.
+// References to other assemblies (an application's to Fdk) are kept as
+// they are, and their members are not checked.
 // It prints the assembly references of the output; build.sh checks them.
 //
 //   mono Retarget.exe IN.dll OUT.dll API_DIR NETSTANDARD_FACADE
@@ -81,6 +83,7 @@ internal static class Retarget
             return 2;
         }
         var problems = new List<string>();
+        var others = new List<AssemblyNameReference>();
         using (var resolver = new ApiResolver(args[2]))
         using (var facade = AssemblyDefinition.ReadAssembly(args[3]))
         using (var assembly = AssemblyDefinition.ReadAssembly(args[0],
@@ -101,14 +104,15 @@ internal static class Retarget
                 PublicKeyToken = standardName.PublicKeyToken };
 
             foreach (AssemblyNameReference r in module.AssemblyReferences)
-                if (!MonoFramework.Contains(r.Name))
-                    problems.Add("unexpected reference to " + r.FullName);
+                if (!MonoFramework.Contains(r.Name)) others.Add(r);
 
             // 2. members, resolved against API_DIR before any scope changes.
             foreach (MemberReference m in module.GetMemberReferences())
             {
                 TypeReference owner = TopLevel(m.DeclaringType.GetElementType());
                 if (MemoryTypes.Contains(owner.FullName)) continue;
+                var ownerScope = owner.Scope as AssemblyNameReference;
+                if (ownerScope != null && !MonoFramework.Contains(ownerScope.Name)) continue;
                 IMemberDefinition resolved = null;
                 try
                 {
@@ -144,6 +148,7 @@ internal static class Retarget
             module.AssemblyReferences.Clear();
             module.AssemblyReferences.Add(standard);
             if (usesMemory) module.AssemblyReferences.Add(memory);
+            foreach (AssemblyNameReference other in others) module.AssemblyReferences.Add(other);
             assembly.SecurityDeclarations.Clear();
             foreach (TypeDefinition t in module.GetTypes()) t.SecurityDeclarations.Clear();
             assembly.Write(args[1]);
