@@ -9,18 +9,26 @@ namespace Fdk
     /// <summary>fdk_window: the apodisation of the ramp filter.</summary>
     public enum FilterWindow
     {
+        /// <summary>The plain ramp, cut at <see cref="FilterOptions.Cutoff"/>.</summary>
         RamLak = 0,
+        /// <summary>The ramp times a sinc (Shepp-Logan).</summary>
         SheppLogan = 1,
+        /// <summary>The ramp times a cosine.</summary>
         Cosine = 2,
+        /// <summary>The ramp times a Hamming window.</summary>
         Hamming = 3,
+        /// <summary>The ramp times a Hann window.</summary>
         Hann = 4,
     }
 
     /// <summary>fdk_switch: a weighting forced on, off, or chosen from the geometry.</summary>
-    public enum Switch
+    public enum Activation
     {
+        /// <summary>Chosen from the geometry (the default).</summary>
         Auto = 0,
+        /// <summary>Always applied.</summary>
         On = 1,
+        /// <summary>Never applied.</summary>
         Off = 2,
     }
 
@@ -67,7 +75,9 @@ namespace Fdk
     {
         /// <summary>CUDA when built in and a GPU is usable, else the CPU.</summary>
         Auto = 0,
+        /// <summary>The CPU backend (always built in).</summary>
         Cpu = 1,
+        /// <summary>CUDA GPUs; Status BackendUnavailable when none is usable or the library was built without CUDA.</summary>
         Cuda = 2,
     }
 
@@ -83,9 +93,13 @@ namespace Fdk
     /// <summary>fdk_phase.</summary>
     public enum Phase
     {
+        /// <summary>Projections arriving (before Finish).</summary>
         Acquiring = 0,
+        /// <summary>After Finish: slabs being computed.</summary>
         Reconstructing = 1,
+        /// <summary>Every slab computed at least once.</summary>
         Done = 2,
+        /// <summary>Cancelled (Cancel or a cancelled token): every later call throws Status Cancelled.</summary>
         Cancelled = 3,
     }
 
@@ -106,17 +120,26 @@ namespace Fdk
     /// <summary>The voxel grid (fdk_volume). Sizes in voxels along x, y, z.</summary>
     public sealed class Volume
     {
+        /// <summary>Voxels along x, in [1, 65536].</summary>
         public int SizeX { get; set; }
+        /// <summary>Voxels along y (the rotation axis; slabs are ranges of y planes), in [1, 65536].</summary>
         public int SizeY { get; set; }
+        /// <summary>Voxels along z, in [1, 65536].</summary>
         public int SizeZ { get; set; }
+        /// <summary>Voxel size along x (length unit of the geometry, normally mm).</summary>
         public double SpacingX { get; set; }
+        /// <summary>Voxel size along y.</summary>
         public double SpacingY { get; set; }
+        /// <summary>Voxel size along z.</summary>
         public double SpacingZ { get; set; }
         /// <summary>Centre of voxel (0, 0, 0).</summary>
         public double OriginX { get; set; }
+        /// <summary>y of the centre of voxel (0, 0, 0).</summary>
         public double OriginY { get; set; }
+        /// <summary>z of the centre of voxel (0, 0, 0).</summary>
         public double OriginZ { get; set; }
 
+        /// <summary>An empty grid of unit spacing at the origin; set the sizes (or use <see cref="Centered"/>).</summary>
         public Volume() { SpacingX = SpacingY = SpacingZ = 1.0; }
 
         /// <summary>A grid of isotropic voxels centred on the isocentre.</summary>
@@ -148,14 +171,20 @@ namespace Fdk
     /// <summary>The flat panel (fdk_detector): Columns along u, Rows along v.</summary>
     public sealed class Detector
     {
+        /// <summary>Pixels along u (a projection row), in [2, 65536].</summary>
         public int Columns { get; set; }
+        /// <summary>Pixels along v (rows of a projection), in [2, 65536].</summary>
         public int Rows { get; set; }
+        /// <summary>Pixel pitch along u (length unit of the geometry).</summary>
         public double SpacingU { get; set; }
+        /// <summary>Pixel pitch along v.</summary>
         public double SpacingV { get; set; }
         /// <summary>Centre of pixel (0, 0) in detector coordinates.</summary>
         public double OriginU { get; set; }
+        /// <summary>v of the centre of pixel (0, 0) in detector coordinates.</summary>
         public double OriginV { get; set; }
 
+        /// <summary>An empty panel of unit pitch; set the sizes (or use <see cref="Centered"/>).</summary>
         public Detector() { SpacingU = SpacingV = 1.0; }
 
         /// <summary>Square pixels, the panel centred on the principal point.</summary>
@@ -186,20 +215,29 @@ namespace Fdk
     /// <summary>One view in RTK's circular parameters (fdk_view).</summary>
     public sealed class ViewGeometry
     {
+        /// <summary>Rotation about the y axis, in degrees (RTK's gantry angle).</summary>
         public double GantryAngleDeg { get; set; }
         /// <summary>Source to isocentre distance, &gt; 0.</summary>
         public double Sid { get; set; }
         /// <summary>Source to detector distance, &gt; 0.</summary>
         public double Sdd { get; set; }
+        /// <summary>Source offset along the detector's u direction (RTK).</summary>
         public double SourceOffsetX { get; set; }
+        /// <summary>Source offset along the detector's v direction (RTK).</summary>
         public double SourceOffsetY { get; set; }
+        /// <summary>Detector offset along u (RTK's projection offset).</summary>
         public double ProjectionOffsetX { get; set; }
+        /// <summary>Detector offset along v (RTK's projection offset).</summary>
         public double ProjectionOffsetY { get; set; }
+        /// <summary>Detector rotation in its own plane, in degrees (RTK).</summary>
         public double InPlaneAngleDeg { get; set; }
+        /// <summary>Tilt of the rotation plane, in degrees (RTK).</summary>
         public double OutOfPlaneAngleDeg { get; set; }
 
+        /// <summary>A view with every parameter 0: set at least Sid and Sdd.</summary>
         public ViewGeometry() { }
 
+        /// <summary>An untilted view without offsets at <paramref name="gantryAngleDeg"/>, with the source <paramref name="sid"/> from the isocentre and <paramref name="sdd"/> from the detector.</summary>
         public ViewGeometry(double gantryAngleDeg, double sid, double sdd)
         {
             GantryAngleDeg = gantryAngleDeg;
@@ -207,6 +245,7 @@ namespace Fdk
             Sdd = sdd;
         }
 
+        /// <summary>A copy (the geometry is mutable).</summary>
         public ViewGeometry Clone() { return (ViewGeometry)MemberwiseClone(); }
 
         /// <summary>
@@ -274,6 +313,7 @@ namespace Fdk
     {
         internal Scan() { }
 
+        /// <summary>Views announced: the projection indices are [0, ViewCount).</summary>
         public abstract int ViewCount { get; }
 
         /// <summary>
@@ -308,10 +348,12 @@ namespace Fdk
         internal abstract Array ArrayToPin();
     }
 
+    /// <summary>Views at uniform angles sharing one geometry (FDK_SCAN_UNIFORM); see <see cref="Scan.Uniform"/>.</summary>
     public sealed class UniformScan : Scan
     {
         private int _viewCount;
 
+        /// <summary><paramref name="viewCount"/> views at <paramref name="firstAngleDeg"/> + i * <paramref name="arcDeg"/> / <paramref name="viewCount"/> degrees, each with <paramref name="geometry"/> (kept, not copied) at that angle.</summary>
         public UniformScan(int viewCount, ViewGeometry geometry, double firstAngleDeg, double arcDeg)
         {
             if (geometry == null) throw new ArgumentNullException("geometry");
@@ -321,7 +363,9 @@ namespace Fdk
             ArcDeg = arcDeg;
         }
 
+        /// <summary>Views announced.</summary>
         public override int ViewCount { get { return _viewCount; } }
+        /// <summary>Gantry angle of view 0, in degrees.</summary>
         public double FirstAngleDeg { get; set; }
         /// <summary>Signed; 360 for a full scan; the step is ArcDeg / ViewCount.</summary>
         public double ArcDeg { get; set; }
@@ -343,6 +387,7 @@ namespace Fdk
         internal override Array ArrayToPin() { return null; }
     }
 
+    /// <summary>One measured geometry per view (FDK_SCAN_VIEWS); see <see cref="Scan.FromViews"/>.</summary>
     public sealed class PerViewScan : Scan
     {
         private readonly FdkViewNative[] _views;
@@ -358,6 +403,7 @@ namespace Fdk
             }
         }
 
+        /// <summary>Views announced (one per geometry given).</summary>
         public override int ViewCount { get { return _views.Length; } }
 
         internal override void ToNative(ref FdkScanNative n)
@@ -369,6 +415,7 @@ namespace Fdk
         internal override Array ArrayToPin() { return _views; }
     }
 
+    /// <summary>One 3x4 projection matrix per view (FDK_SCAN_MATRICES); see <see cref="Scan.FromMatrices"/>.</summary>
     public sealed class MatrixScan : Scan
     {
         private readonly double[] _matrices;
@@ -381,6 +428,7 @@ namespace Fdk
             _matrices = (double[])matrices.Clone();
         }
 
+        /// <summary>Views announced (one per 12 doubles given).</summary>
         public override int ViewCount { get { return _matrices.Length / 12; } }
 
         internal override void ToNative(ref FdkScanNative n)
@@ -395,35 +443,42 @@ namespace Fdk
     /// <summary>Ramp filter and redundancy weighting options.</summary>
     public sealed class FilterOptions
     {
+        /// <summary>Apodisation of the ramp filter; RamLak by default.</summary>
         public FilterWindow Window { get; set; }
         /// <summary>Fraction of Nyquist in (0, 1].</summary>
         public double Cutoff { get; set; }
         /// <summary>Parker weights; Auto = when the views cover less than a full turn.</summary>
-        public Switch ShortScan { get; set; }
+        public Activation ShortScan { get; set; }
         /// <summary>Half-fan weights, centred on the ray through the rotation axis; Auto = rtkfdk's
         /// rule: when the rays through the detector's edges pass at distances from the axis
         /// that differ by 10 % of their mean or more (see PlanInfo.HalfFanInferior).</summary>
-        public Switch OffsetDetector { get; set; }
+        public Activation OffsetDetector { get; set; }
         /// <summary>Row extension on each side, as a fraction of the width, in [0, 1].</summary>
         public double TruncationPadding { get; set; }
 
+        /// <summary>fdk_config_init's defaults: RamLak, cutoff 1, weightings Auto, no padding.</summary>
         public FilterOptions()
         {
             Window = FilterWindow.RamLak;
             Cutoff = 1.0;
-            ShortScan = Switch.Auto;
-            OffsetDetector = Switch.Auto;
+            ShortScan = Activation.Auto;
+            OffsetDetector = Activation.Auto;
         }
     }
 
     /// <summary>Everything fdk_create needs (fdk_config).</summary>
     public sealed class ReconstructionSettings
     {
+        /// <summary>The voxel grid to reconstruct (required).</summary>
         public Volume Volume { get; set; }
+        /// <summary>The detector the projections come from (required).</summary>
         public Detector Detector { get; set; }
+        /// <summary>The views announced (required).</summary>
         public Scan Scan { get; set; }
+        /// <summary>Ramp filter and weightings; null means the defaults.</summary>
         public FilterOptions Filter { get; set; }
 
+        /// <summary>CPU, CUDA, or Auto (the default: CUDA when usable).</summary>
         public Backend Backend { get; set; }
         /// <summary>CUDA ordinals to use; null or empty = every usable GPU. At most 16.</summary>
         public int[] Devices { get; set; }
@@ -431,6 +486,7 @@ namespace Fdk
         public long HostMemoryBudget { get; set; }
         /// <summary>Bytes per GPU; 0 = 90 % of its free memory.</summary>
         public long GpuMemoryBudget { get; set; }
+        /// <summary>How the filtered projections are stored: Float32 (the default, exact) or Float16.</summary>
         public Precision Precision { get; set; }
         /// <summary>CPU threads; 0 = hardware concurrency.</summary>
         public int Threads { get; set; }
@@ -447,6 +503,7 @@ namespace Fdk
         /// </summary>
         public StorePolicy StorePolicy { get; set; }
 
+        /// <summary>fdk_config_init's defaults; Volume, Detector and Scan must still be set.</summary>
         public ReconstructionSettings()
         {
             Filter = new FilterOptions();

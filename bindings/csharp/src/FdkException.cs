@@ -7,6 +7,7 @@ namespace Fdk
     /// <summary>fdk_status: the codes are pinned by the C ABI and never renumbered.</summary>
     public enum FdkStatus
     {
+        /// <summary>Success (never carried by an exception).</summary>
         Ok = 0,
         /// <summary>NULL pointer, bad size or value, NaN/Inf.</summary>
         InvalidArgument = 1,
@@ -43,9 +44,12 @@ namespace Fdk
     [Serializable]
     public class FdkException : Exception
     {
+        /// <summary>The native status code of the failed call.</summary>
         public FdkStatus Status { get; private set; }
+        /// <summary>The library's own message (empty when it gave none).</summary>
         public string NativeMessage { get; private set; }
 
+        /// <summary>An exception for <paramref name="status"/>; the message is the status name and <paramref name="nativeMessage"/>.</summary>
         public FdkException(FdkStatus status, string nativeMessage)
             : base(Describe(status, nativeMessage))
         {
@@ -53,6 +57,7 @@ namespace Fdk
             NativeMessage = nativeMessage ?? string.Empty;
         }
 
+        /// <summary>Deserialises an exception written by <see cref="GetObjectData"/>.</summary>
         protected FdkException(SerializationInfo info, StreamingContext context)
             : base(info, context)
         {
@@ -60,6 +65,7 @@ namespace Fdk
             NativeMessage = info.GetString("NativeMessage");
         }
 
+        /// <summary>Serialises <see cref="Status"/> and <see cref="NativeMessage"/> with the base fields.</summary>
         public override void GetObjectData(SerializationInfo info, StreamingContext context)
         {
             base.GetObjectData(info, context);

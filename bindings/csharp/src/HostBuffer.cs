@@ -8,6 +8,7 @@ using System.Runtime.InteropServices;
 
 namespace Fdk
 {
+    /// <summary>Host memory from fdk_alloc_host (page-locked when a GPU is usable) to read slabs into with <see cref="Reconstructor.ReadSlab(int, HostBuffer, long)"/>; its own SafeHandle frees it once.</summary>
     public sealed class HostBuffer : IDisposable
     {
         private readonly FdkHostBufferHandle _handle;
@@ -16,6 +17,7 @@ namespace Fdk
         public HostBuffer(long byteLength)
         {
             if (byteLength <= 0) throw new ArgumentOutOfRangeException("byteLength");
+            NativeLibraryProbe.EnsureLoaded();
             FdkHostBufferHandle handle;
             int status = NativeMethods.fdk_alloc_host(new UIntPtr((ulong)byteLength), out handle);
             if (status != (int)FdkStatus.Ok)
@@ -27,6 +29,7 @@ namespace Fdk
             ByteLength = byteLength;
         }
 
+        /// <summary>The size in bytes.</summary>
         public long ByteLength { get; private set; }
 
         /// <summary>The memory's address; valid until Dispose.</summary>
@@ -70,6 +73,7 @@ namespace Fdk
             }
         }
 
+        /// <summary>Frees the memory (fdk_free_host) once no call uses it. Idempotent.</summary>
         public void Dispose() { _handle.Dispose(); }
     }
 }

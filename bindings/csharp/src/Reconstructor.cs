@@ -1,222 +1,14 @@
 // Reconstructor: one fdk_context, from configuration to slabs.
 using System;
-using System.Collections.Generic;
-using System.Collections.ObjectModel;
 using System.Runtime.ExceptionServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace Fdk
 {
-    /// <summary>A slab of y planes [YBegin, YEnd): x fastest, then z, then y.</summary>
-    public struct SlabInfo
-    {
-        public int Index { get; private set; }
-        public int YBegin { get; private set; }
-        public int YEnd { get; private set; }
-        public long ByteSize { get; private set; }
-        public int Planes { get { return YEnd - YBegin; } }
-        /// <summary>Floats in the slab (ByteSize / 4).</summary>
-        public long FloatCount { get { return ByteSize / sizeof(float); } }
-
-        internal SlabInfo(int index, FdkSlabInfoNative n) : this()
-        {
-            Index = index;
-            YBegin = n.y_begin;
-            YEnd = n.y_end;
-            ByteSize = (long)n.byte_size;
-        }
-    }
-
-    /// <summary>A snapshot of fdk_progress.</summary>
-    public struct ProgressInfo
-    {
-        public Phase Phase { get; private set; }
-        public int ViewsPushed { get; private set; }
-        public int ViewsTotal { get; private set; }
-        public int SlabsDone { get; private set; }
-        public int SlabsTotal { get; private set; }
-
-        internal ProgressInfo(FdkProgressNative n) : this()
-        {
-            Phase = (Phase)n.phase;
-            ViewsPushed = n.views_pushed;
-            ViewsTotal = n.views_total;
-            SlabsDone = n.slabs_done;
-            SlabsTotal = n.slabs_total;
-        }
-
-        public override string ToString()
-        {
-            return string.Format("{0}: views {1}/{2}, slabs {3}/{4}", Phase, ViewsPushed,
-                                 ViewsTotal, SlabsDone, SlabsTotal);
-        }
-    }
-
-    public sealed class ProgressEventArgs : EventArgs
-    {
-        public ProgressInfo Progress { get; private set; }
-        public ProgressEventArgs(ProgressInfo progress) { Progress = progress; }
-    }
-
-    /// <summary>fdk_store_info: the compressed projection store.</summary>
-    public struct StoreInfo
-    {
-        public int ViewsStored { get; private set; }
-        public long RawBytes { get; private set; }
-        public long StoredBytes { get; private set; }
-        public double Ratio { get; private set; }
-        public double RelativeErrorBound { get; private set; }
-        public double AbsoluteErrorBoundFactor { get; private set; }
-        /// <summary>Views stored as float16 by <see cref="Fdk.StorePolicy.ReducePrecision"/>
-        /// (the bounds above then hold for them; float32 views are exact).</summary>
-        public int ViewsReduced { get; private set; }
-
-        internal StoreInfo(FdkStoreInfoNative n) : this()
-        {
-            ViewsStored = n.views_stored;
-            RawBytes = (long)n.raw_bytes;
-            StoredBytes = (long)n.stored_bytes;
-            Ratio = n.ratio;
-            RelativeErrorBound = n.rel_error_bound;
-            AbsoluteErrorBoundFactor = n.abs_error_bound_factor;
-            ViewsReduced = n.views_reduced;
-        }
-    }
-
-    /// <summary>fdk_plan_info: what fdk_create decided.</summary>
-    public struct PlanInfo
-    {
-        public Backend Backend { get; private set; }
-        public int SlabCount { get; private set; }
-        public int SlabThickness { get; private set; }
-        public bool ShortScan { get; private set; }
-        public bool OffsetDetector { get; private set; }
-        public int Threads { get; private set; }
-        public long HostMemoryBudget { get; private set; }
-        public long GpuMemoryBudget { get; private set; }
-        public OutsideFieldOfView OutsideFieldOfView { get; private set; }
-        /// <summary>Voxels outside the field of view of the announced views.</summary>
-        public long VoxelsOutsideFieldOfView { get; private set; }
-        /// <summary>The half-fan rule's figures: the signed distances from the rotation axis of
-        /// the rays through the detector's first and last pixel centres (smallest over the views).</summary>
-        public double HalfFanInferior { get; private set; }
-        public double HalfFanSuperior { get; private set; }
-        /// <summary>The store policy in use.</summary>
-        public StorePolicy StorePolicy { get; private set; }
-        /// <summary>Whether the announced views fit the store.</summary>
-        public StoreFit StoreFit { get; private set; }
-        /// <summary>Bytes the compressed store may hold: the host budget less the
-        /// slabs' reserve and the per-view bookkeeping.</summary>
-        public long StoreLimit { get; private set; }
-
-        internal PlanInfo(FdkPlanInfoNative n) : this()
-        {
-            Backend = (Backend)n.backend;
-            SlabCount = n.num_slabs;
-            SlabThickness = n.slab_thickness;
-            ShortScan = n.short_scan != 0;
-            OffsetDetector = n.offset_detector != 0;
-            Threads = n.num_threads;
-            HostMemoryBudget = (long)n.host_memory_budget;
-            GpuMemoryBudget = (long)n.gpu_memory_budget;
-            OutsideFieldOfView = (OutsideFieldOfView)n.outside_fov;
-            VoxelsOutsideFieldOfView = (long)n.voxels_outside_fov;
-            HalfFanInferior = n.half_fan_inferior;
-            HalfFanSuperior = n.half_fan_superior;
-            StorePolicy = (StorePolicy)n.store_policy;
-            StoreFit = (StoreFit)n.store_fit;
-            StoreLimit = (long)n.store_limit;
-        }
-    }
-
-    /// <summary>fdk_get_view_state: where one view stands.</summary>
-    public struct ViewState
-    {
-        public int Index { get; private set; }
-        public ViewStateKind State { get; private set; }
-        /// <summary>For a Failed view, the status that lost it; else Ok.</summary>
-        public FdkStatus Failure { get; private set; }
-
-        internal ViewState(int index, int state, int failure) : this()
-        {
-            Index = index;
-            State = (ViewStateKind)state;
-            Failure = (FdkStatus)failure;
-        }
-
-        public override string ToString()
-        {
-            return State == ViewStateKind.Failed
-                ? string.Format("view {0}: {1} ({2})", Index, State, Failure)
-                : string.Format("view {0}: {1}", Index, State);
-        }
-    }
-
-    /// <summary>fdk_timings: where the time went since construction, in seconds.</summary>
-    public struct Timings
-    {
-        /// <summary>Weighting and ramp filter, uploads included (wall time).</summary>
-        public double FilterSeconds { get; private set; }
-        /// <summary>Compression into the store (wall time).</summary>
-        public double StoreSeconds { get; private set; }
-        /// <summary>CUDA: kernel time from device events; CPU: wall time of the backprojector.</summary>
-        public double BackprojectSeconds { get; private set; }
-        /// <summary>CUDA streaming: row-window decompression and upload outside kernels (wall time).</summary>
-        public double UploadSeconds { get; private set; }
-        /// <summary>Slabs copied to host memory (wall time).</summary>
-        public double DownloadSeconds { get; private set; }
-
-        internal Timings(FdkTimingsNative n) : this()
-        {
-            FilterSeconds = n.filter_seconds;
-            StoreSeconds = n.store_seconds;
-            BackprojectSeconds = n.backproject_seconds;
-            UploadSeconds = n.upload_seconds;
-            DownloadSeconds = n.download_seconds;
-        }
-    }
-
-    /// <summary>One GPU's figures in <see cref="DeviceStats"/>.</summary>
-    public struct GpuStats
-    {
-        /// <summary>CUDA device ordinal.</summary>
-        public int Ordinal { get; private set; }
-        /// <summary>Backprojection kernel time (device events), in seconds.</summary>
-        public double BusySeconds { get; private set; }
-        /// <summary>Slab computations from the store (streaming), repeats included.</summary>
-        public int SlabsComputed { get; private set; }
-        /// <summary>True once the GPU failed and its work went to the others.</summary>
-        public bool Failed { get; private set; }
-
-        internal GpuStats(int ordinal, double busySeconds, int slabsComputed, bool failed) : this()
-        {
-            Ordinal = ordinal;
-            BusySeconds = busySeconds;
-            SlabsComputed = slabsComputed;
-            Failed = failed;
-        }
-    }
-
-    /// <summary>fdk_device_stats: the GPUs in use, in the order the reconstruction uses them (none on the CPU backend).</summary>
-    public sealed class DeviceStats
-    {
-        /// <summary>One entry per GPU in use; empty on the CPU backend.</summary>
-        public ReadOnlyCollection<GpuStats> Devices { get; private set; }
-
-        internal unsafe DeviceStats(FdkDeviceStatsNative n)
-        {
-            int count = Math.Max(0, Math.Min(n.num_devices, FdkConfigNative.MaxDevices));
-            var list = new List<GpuStats>(count);
-            for (int i = 0; i < count; ++i)
-                list.Add(new GpuStats(n.ordinal[i], n.busy_seconds[i], n.slabs_computed[i], n.failed[i] != 0));
-            Devices = list.AsReadOnly();
-        }
-    }
-
     /// <summary>
     /// One reconstruction: configure (constructor), push projections as they
-    /// arrive, <see cref="Finish"/>, then read the volume slab by slab.
+    /// arrive, <see cref="Finish()"/>, then read the volume slab by slab.
     /// Failures throw <see cref="FdkException"/> carrying the native status
     /// and message; argument mistakes the binding can see itself throw the
     /// usual ArgumentException family.
@@ -232,7 +24,7 @@ namespace Fdk
     /// handler throws is rethrown by the Reconstructor call that raised it,
     /// after the native call has returned.
     /// </summary>
-    public sealed unsafe class Reconstructor : IDisposable
+    public sealed partial class Reconstructor : IDisposable
     {
         private readonly FdkContextHandle _handle;
         private readonly int _columns;
@@ -240,6 +32,7 @@ namespace Fdk
         private readonly long _voxelsPerPlane;
         private readonly object _eventLock = new object();
         private EventHandler<ProgressEventArgs> _progress;
+        private readonly IProgress<ReconstructionProgress> _progressReporter;
         private CancellationTokenRegistration _cancellation;
         private bool _hasCancellation;
         private int _disposed;
@@ -258,6 +51,21 @@ namespace Fdk
         /// </summary>
         public Reconstructor(ReconstructionSettings settings,
                              CancellationToken cancellationToken = default(CancellationToken))
+            : this(settings, null, cancellationToken)
+        {
+        }
+
+        /// <summary>
+        /// As <see cref="Reconstructor(ReconstructionSettings, CancellationToken)"/>,
+        /// and reports progress to <paramref name="progress"/> after each
+        /// projection stored and each slab computed. Report runs on the thread
+        /// doing that work, under the rules of the <see cref="Progress"/>
+        /// event; <see cref="System.Progress{T}"/> posts each report to the
+        /// synchronization context it was created on (a UI thread), where any
+        /// call is allowed.
+        /// </summary>
+        public Reconstructor(ReconstructionSettings settings, IProgress<ReconstructionProgress> progress,
+                             CancellationToken cancellationToken = default(CancellationToken))
         {
             if (settings == null) throw new ArgumentNullException("settings");
             if (settings.Volume == null) throw new ArgumentException("Volume is not set", "settings");
@@ -271,6 +79,11 @@ namespace Fdk
             _rows = settings.Detector.Rows;
             _voxelsPerPlane = settings.Volume.VoxelsPerPlane;
             _handle = Create(settings);
+            if (progress != null)
+            {
+                _progressReporter = progress;
+                lock (_eventLock) RegisterNativeProgress();
+            }
 
             if (cancellationToken.CanBeCanceled)
             {
@@ -363,16 +176,7 @@ namespace Fdk
                 if (value == null) return;
                 lock (_eventLock)
                 {
-                    if (_handle.ProgressCallback == null)
-                    {
-                        ThrowIfDisposed();
-                        var callback = new NativeMethods.ProgressCallback(OnNativeProgress);
-                        // Kept in the handle before the library sees it.
-                        _handle.ProgressCallback = callback;
-                        int status = NativeMethods.fdk_set_progress_callback(_handle, callback, IntPtr.Zero);
-                        if (status != 0) _handle.ProgressCallback = null;
-                        FdkException.Check(status, _handle);
-                    }
+                    RegisterNativeProgress();
                     _progress += value;
                 }
             }
@@ -382,6 +186,19 @@ namespace Fdk
             }
         }
 
+        /// <summary>Registers the native callback once (under _eventLock).</summary>
+        private unsafe void RegisterNativeProgress()
+        {
+            if (_handle.ProgressCallback != null) return;
+            ThrowIfDisposed();
+            var callback = new NativeMethods.ProgressCallback(OnNativeProgress);
+            // Kept in the handle before the library sees it.
+            _handle.ProgressCallback = callback;
+            int status = NativeMethods.fdk_set_progress_callback(_handle, callback, IntPtr.Zero);
+            if (status != 0) _handle.ProgressCallback = null;
+            FdkException.Check(status, _handle);
+        }
+
         private unsafe void OnNativeProgress(IntPtr userData, FdkProgressNative* progress)
         {
             // Nothing may unwind into the native caller: catch everything and
@@ -389,11 +206,16 @@ namespace Fdk
             try
             {
                 EventHandler<ProgressEventArgs> handlers = _progress;
-                if (handlers == null || progress == null) return;
-                var args = new ProgressEventArgs(new ProgressInfo(*progress));
+                IProgress<ReconstructionProgress> reporter = _progressReporter;
+                if ((handlers == null && reporter == null) || progress == null) return;
+                var snapshot = new ReconstructionProgress(*progress);
                 Reconstructor outer = t_inCallback;
                 t_inCallback = this;
-                try { handlers(this, args); }
+                try
+                {
+                    if (reporter != null) reporter.Report(snapshot);
+                    if (handlers != null) handlers(this, new ProgressEventArgs(snapshot));
+                }
                 finally { t_inCallback = outer; }
             }
             catch (Exception e)
@@ -486,6 +308,25 @@ namespace Fdk
         }
 
         /// <summary>
+        /// <see cref="Finish()"/>, cancelling the reconstruction (fdk_cancel,
+        /// irreversible, as <see cref="Cancel"/>) when
+        /// <paramref name="cancellationToken"/> is cancelled before it returns.
+        /// </summary>
+        /// <exception cref="OperationCanceledException">The token was cancelled
+        /// (the native FdkException with Status Cancelled is its InnerException).</exception>
+        public void Finish(CancellationToken cancellationToken)
+        {
+            using (CancelOn(cancellationToken))
+            {
+                try { Finish(); }
+                catch (FdkException e) when (e.Status == FdkStatus.Cancelled && cancellationToken.IsCancellationRequested)
+                {
+                    throw new OperationCanceledException("the reconstruction was cancelled", e, cancellationToken);
+                }
+            }
+        }
+
+        /// <summary>
         /// Where view <paramref name="index"/> stands (fdk_get_view_state):
         /// Absent, Pending, Stored, or Failed with the status that lost it (a
         /// Failed view may be pushed again). An index outside [0, views
@@ -512,6 +353,7 @@ namespace Fdk
             }
         }
 
+        /// <summary>The y planes and size of slab <paramref name="slab"/> (fdk_get_slab_info); fixed at construction.</summary>
         public unsafe SlabInfo GetSlabInfo(int slab)
         {
             EnterCall();
@@ -607,12 +449,12 @@ namespace Fdk
         }
 
         /// <summary>Never waits for a push, finish or slab in progress. Allowed in a Progress handler.</summary>
-        public unsafe ProgressInfo GetProgress()
+        public unsafe ReconstructionProgress GetProgress()
         {
             ThrowIfDisposed();
             var p = new FdkProgressNative { struct_size = (uint)sizeof(FdkProgressNative) };
             FdkException.Check(NativeMethods.fdk_get_progress(_handle, &p), _handle);
-            return new ProgressInfo(p);
+            return new ReconstructionProgress(p);
         }
 
         /// <summary>
@@ -626,6 +468,15 @@ namespace Fdk
             FdkException.Check(NativeMethods.fdk_cancel(_handle), _handle);
         }
 
+        /// <summary>
+        /// Calls fdk_cancel when <paramref name="token"/> is cancelled (at once if
+        /// it already is), until the returned registration is disposed.
+        /// </summary>
+        private CancellationTokenRegistration CancelOn(CancellationToken token)
+        {
+            return token.CanBeCanceled ? token.Register(CancelFromToken) : default(CancellationTokenRegistration);
+        }
+
         private void CancelFromToken()
         {
             // May run on any thread, also after Dispose began: a closed handle
@@ -635,6 +486,7 @@ namespace Fdk
             catch (ObjectDisposedException) { }
         }
 
+        /// <summary>The projection store now (fdk_get_store_info): views, bytes, ratio, float16 bounds.</summary>
         public unsafe StoreInfo GetStoreInfo()
         {
             EnterCall();
@@ -643,6 +495,7 @@ namespace Fdk
             return new StoreInfo(info);
         }
 
+        /// <summary>What construction decided (fdk_get_plan_info): backend, slabs, weightings, budgets, store fit.</summary>
         public unsafe PlanInfo GetPlanInfo()
         {
             EnterCall();
@@ -652,7 +505,7 @@ namespace Fdk
         }
 
         /// <summary>Accumulated timings. Waits for a push, finish or read in progress on another thread.</summary>
-        public Timings GetTimings()
+        public unsafe Timings GetTimings()
         {
             EnterCall();
             var t = new FdkTimingsNative { struct_size = (uint)sizeof(FdkTimingsNative) };
@@ -684,12 +537,24 @@ namespace Fdk
         // ---- library -----------------------------------------------------------------
 
         /// <summary>The loaded library's version as MAJOR*10000 + MINOR*100 + PATCH.</summary>
-        public static int NativeVersionNumber { get { return (int)NativeMethods.fdk_version(); } }
+        /// <exception cref="FdkLibraryNotFoundException">The native library cannot be loaded.</exception>
+        public static int NativeVersionNumber
+        {
+            get
+            {
+                NativeLibraryProbe.EnsureLoaded();
+                return (int)NativeMethods.fdk_version();
+            }
+        }
 
         /// <summary>The loaded library's "MAJOR.MINOR.PATCH".</summary>
         public static string NativeVersion
         {
-            get { return NativeMethods.CopyString(NativeMethods.fdk_version_string()); }
+            get
+            {
+                NativeLibraryProbe.EnsureLoaded();
+                return NativeMethods.CopyString(NativeMethods.fdk_version_string());
+            }
         }
 
         /// <summary>The major version of fdk.h this binding mirrors; the library's must match.</summary>

@@ -136,7 +136,7 @@ namespace Fdk.Tests
                 expected[s == FdkStatus.Ok ? "FDK_OK" : "FDK_ERROR_" + Snake(s.ToString())] = (int)s;
             foreach (FilterWindow w in Enum.GetValues(typeof(FilterWindow)))
                 expected["FDK_WINDOW_" + Snake(w.ToString())] = (int)w;
-            foreach (Switch w in Enum.GetValues(typeof(Switch)))
+            foreach (Activation w in Enum.GetValues(typeof(Activation)))
                 expected["FDK_" + Snake(w.ToString())] = (int)w;
             foreach (Backend b in Enum.GetValues(typeof(Backend)))
                 expected["FDK_BACKEND_" + Snake(b.ToString())] = (int)b;

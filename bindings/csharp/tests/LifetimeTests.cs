@@ -73,7 +73,7 @@ namespace Fdk.Tests
         [Test]
         public void ProgressCallbackSurvivesGarbageCollection()
         {
-            var events = new List<ProgressInfo>();
+            var events = new List<ReconstructionProgress>();
             using (var r = new Reconstructor(TestScan.Settings()))
             {
                 // The only reference to the native delegate is the handle's.
@@ -197,7 +197,7 @@ namespace Fdk.Tests
         {
             using (var r = new Reconstructor(TestScan.Settings()))
             {
-                ProgressInfo seen = default(ProgressInfo);
+                ReconstructionProgress seen = default(ReconstructionProgress);
                 r.Progress += (s, e) => {
                     seen = ((Reconstructor)s).GetProgress();       // allowed
                     if (e.Progress.ViewsPushed == 1)

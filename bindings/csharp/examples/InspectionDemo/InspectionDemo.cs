@@ -118,7 +118,7 @@ internal static class InspectionDemo
             // the views and for every slab.
             int lastDecile = -1;
             recon.Progress += (sender, e) => {
-                ProgressInfo p = e.Progress;
+                ReconstructionProgress p = e.Progress;
                 if (p.Phase == Phase.Acquiring)
                 {
                     int decile = 10 * p.ViewsPushed / p.ViewsTotal;
