@@ -3,7 +3,7 @@
 # runs the gpu-labelled tests, then the benchmark cases, and prints a short
 # table last. Debian's gtest and KissFFT travel unpacked in .deps/root (see
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
-#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [agreement] [bench] [CASES...]
+#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [agreement] [bench] [deb] [CASES...]
 #          (default: tests bench a b c)
 # agreement: the matrix of scripts/rtk-agreement.sh on the CPU and CUDA
 # backends against rtkfdk's figures measured on the development machine
@@ -34,16 +34,17 @@ deps="$PWD/.deps/root/usr"
 for pc in "$deps"/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
   [ -f "$pc" ] && sed -i "s|^prefix=.*|prefix=$deps|" "$pc"
 done
-run_tests=0 run_bench=0 run_agreement=0 cases=()
+run_tests=0 run_bench=0 run_agreement=0 run_deb=0 cases=()
 for arg in "$@"; do
   case "$arg" in
     tests) run_tests=1 ;;
     agreement) run_agreement=1 ;;
     bench) run_bench=1 ;;
+    deb) run_deb=1 ;;
     *) cases+=("$arg") ;;
   esac
 done
-if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ] && [ $run_agreement -eq 0 ]; then run_tests=1 run_bench=1; fi
+if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ] && [ $run_agreement -eq 0 ] && [ $run_deb -eq 0 ]; then run_tests=1 run_bench=1; fi
 [ ${#cases[@]} -gt 0 ] || cases=(a b c)
 
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
@@ -165,6 +166,38 @@ if [ $run_bench -eq 1 ]; then
       while IFS= read -r line; do summary+=("$name: $line"); done < <(grep -E "^(scaling|gpu [0-9]|host peak|store)" "$log")
     fi
   done
+fi
+
+# deb: the packaged library (libfdk0's .deb from .ci/packaging.sh, staged by
+# gpu-prebuild.sh in gpu-prebuilt/deb/): its fat binary listed by
+# cuobjdump, then (b) and (c) run by the same fdk-bench against it and
+# against the sm_90 build, alternately, so the two are compared in one call.
+if [ $run_deb -eq 1 ]; then
+  deb=$(ls gpu-prebuilt/deb/libfdk0_*.deb 2>/dev/null | head -1)
+  if [ -z "$deb" ] || [ -z "${bench:-}" ]; then
+    summary+=("deb: no gpu-prebuilt/deb/libfdk0_*.deb or no prebuilt fdk-bench (run .ci/packaging.sh, then gpu-prebuild.sh)")
+  else
+    debroot="$out/debroot"
+    rm -rf "$debroot" && mkdir -p "$debroot" && dpkg-deb -x "$deb" "$debroot"
+    packaged=$(ls "$debroot"/usr/lib/libfdk.so.*.*.* | head -1)
+    cuobjdump --list-elf "$packaged" | tee "$out/deb-cuobjdump.txt"
+    cuobjdump --list-ptx "$packaged" | tee -a "$out/deb-cuobjdump.txt"
+    summary+=("deb $(basename "$deb"): cuobjdump --list-elf: $(grep -o 'sm_[0-9]*' "$out/deb-cuobjdump.txt" | sort -u -V | tr '\n' ' ')")
+    for c in b c; do
+      for lib in sm90 deb; do
+        extra=()
+        [ "$c" = c ] && extra+=(--pool 64)
+        libpath="${LD_LIBRARY_PATH:-}"
+        [ $lib = deb ] && libpath="$debroot/usr/lib:${LD_LIBRARY_PATH:-}"
+        log="$out/bench-$c-$lib.log"
+        LD_LIBRARY_PATH="$libpath" "$bench" --case "$c" --backend cuda --repeats 3 --commit "$commit-$lib" "${extra[@]}" >"$log" 2>&1
+        echo "== case $c from the $lib library (exit $?): $(LD_LIBRARY_PATH="$libpath" ldd "$bench" | grep 'libfdk\.so')"
+        grep -E "^(gpu code|end to end|kernel)" "$log"
+        med() { grep -E "^$1 +[0-9]" "$log" | head -1 | awk '{print $(NF-2)}'; }
+        summary+=("$c from $lib: end to end $(med 'end to end') s; $(grep -E '^kernel' "$log" | head -1); $(grep -E '^gpu code' "$log")")
+      done
+    done
+  fi
 fi
 
 echo

@@ -38,6 +38,12 @@ done | sort -u | while read -r name path; do
     libtiff*) echo "gpu-prebuild: $name is linked: the GPU machine has no libtiff" >&2; exit 1 ;;
   esac
 done
+# The packaged library, for gpu-check.sh's deb case (the .deb that
+# .ci/packaging.sh made, when there is one).
+if ls build-pkg/packages/libfdk0_*.deb >/dev/null 2>&1; then
+  mkdir -p gpu-prebuilt/deb
+  cp build-pkg/packages/libfdk0_*.deb gpu-prebuilt/deb/
+fi
 git rev-parse --short HEAD > gpu-prebuilt/COMMIT
 git diff --quiet HEAD -- . ':!gpu-prebuilt' || echo "$(cat gpu-prebuilt/COMMIT)+changes" > gpu-prebuilt/COMMIT
 du -sh gpu-prebuilt
