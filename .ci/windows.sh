@@ -102,10 +102,13 @@ gtest_targets=(test_misuse test_pipeline test_concurrency test_limits test_store
 dll="$build/bin/fdk.dll"
 [ -f "$dll" ] || fail "no $dll"
 
-# The installed tree, and a consumer built against it as a user's project
-# would be (find_package(fdk) -> fdk::fdk, the import library libfdk.dll.a).
+# The installed tree (fdk's components only: the frames adapter is not built
+# here), and a consumer built against it as a user's project would be
+# (find_package(fdk) -> fdk::fdk, the import library libfdk.dll.a).
 rm -rf "$build/stage" "$build/consumer"
-cmake --install "$build" --prefix "$build/stage" </dev/null >/dev/null
+for component in runtime development; do
+  cmake --install "$build" --prefix "$build/stage" --component "$component" </dev/null >/dev/null
+done
 [ -f "$build/stage/bin/fdk.dll" ] || fail "cmake --install put no bin/fdk.dll"
 cmake -S tests/packaging/consumer -B "$build/consumer" -G Ninja \
   -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_BUILD_TYPE=Release \
@@ -138,8 +141,9 @@ echo "exports: the $(wc -l <<<"$exported") FDK_API functions of fdk.h, nothing e
 
 step "tests under Wine"
 # A prefix of this build's own, 64-bit only; no Mono or Gecko installer
-# (mscoree, mshtml) and no debugger dialog on a crash; quiet.
-export WINEPREFIX="$build/wine" WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+# (mscoree, mshtml), and no debugger on a crash (winedbg would hold the
+# crashed program until the timeout); quiet.
+export WINEPREFIX="$build/wine" WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
 unset DISPLAY
 wineboot -i >/dev/null 2>&1 || true
 # Crashes are told by Wine's message, not by the exit status alone: a fault
@@ -151,7 +155,7 @@ summary=()
 run_test() {  # name directory exe [expected output]
   local name="$1" log="$build/wine-logs/$1.log" rc=0 result
   mkdir -p "$build/wine-logs"
-  (cd "$2" && timeout 600 wine "$3") >"$log" 2>&1 || rc=$?
+  (cd "$2" && timeout 300 wine "$3") >"$log" 2>&1 || rc=$?
   if [ "$rc" = 0 ] && ! crashed "$log" && grep -qE "$4" "$log"; then
     result="ok    $(grep -oE '\[  PASSED  \] [0-9]+ tests?' "$log" | sed 's/.*\] //' || true)"
     passed=$((passed + 1))
@@ -163,7 +167,8 @@ run_test() {  # name directory exe [expected output]
   summary+=("$(printf '  %-20s %s' "$name" "$result")")
 }
 run_test c99_api "$build/bin" test_c99_api.exe '^c99 api test: ok'
-run_test consumer "$build/consumer" fdk_consumer.exe '.'
+run_test consumer "$build/consumer" fdk_consumer.exe '^consumer: fdk'
+run_test dll_unload "$build/bin" test_dll_unload.exe '^dll unload: ok'
 for t in "${gtest_targets[@]}"; do
   run_test "$t" "$build/bin" "$t.exe" '^\[  PASSED  \] [0-9]+ tests?\.'
 done
@@ -183,8 +188,10 @@ ls -l "$native"
   echo "fdk.dll (win-x64) links statically:"
   echo "  zstd    $(cat "$zstd_src/.fdk-source") (BSD-3-Clause), Debian source package"
   echo "  KissFFT $(cat "$kissfft_src/.fdk-source") (BSD-3-Clause), Debian source package"
-  echo "  the GCC runtime and libstdc++ (GPL-3.0 with the GCC Runtime Library Exception),"
-  echo "  winpthreads and the mingw-w64 runtime (MIT and ZPL-2.1) of $("$mingw-gcc-posix" -dumpversion) MinGW-w64"
+  echo "  libgcc and libstdc++ of gcc-mingw-w64 $(dpkg-query -W -f '${Version}' gcc-mingw-w64-x86-64-posix)"
+  echo "    (GPL-3.0-or-later WITH GCC-exception-3.1, which lets fdk.dll be distributed on any terms)"
+  echo "  winpthreads (expat) and the startup code (ZPL-2.1) of mingw-w64 $(dpkg-query -W -f '${Version}' mingw-w64-common)"
+  echo "    (/usr/share/doc/mingw-w64-common/copyright)"
 } >"$build/native-sources.txt"
 cat "$build/native-sources.txt"
 echo "   ($((SECONDS - step_started)) s)"
