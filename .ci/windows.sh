@@ -11,9 +11,9 @@
 #      private apt state, so the machine's apt configuration is not touched;
 #   3. build-win/: fdk.dll with zstd, KissFFT, the GCC runtime, libstdc++ and
 #      winpthreads linked in (cmake/toolchains/mingw-w64-x86_64.cmake,
-#      cmake/deps_from_source.cmake), the C99 test and the C-API GoogleTest
-#      suites; then `cmake --install` and tests/packaging/consumer built
-#      against the installed tree;
+#      cmake/deps_from_source.cmake), the C tests and the GoogleTest suites
+#      of the C API, the accuracy and the core; then `cmake --install` and
+#      tests/packaging/consumer built against the installed tree;
 #   4. checks on fdk.dll: it imports Windows system DLLs only, and exports
 #      exactly the FDK_API functions of fdk.h;
 #   5. the test programs under Wine, with a pass/fail line each and a summary;
@@ -94,11 +94,15 @@ step "configure and build $build (MinGW-w64, Release, CPU backend)"
 # The preset mingw-cpu of CMakePresets.json (the toolchain file, Release,
 # warnings as errors, GoogleTest from /usr/src/googletest, every program and
 # fdk.dll into build-win/bin), with this script's source trees. It builds the
-# library and the C and C-API tests only: the other suites test the core and
-# the adapters, which the Linux build covers.
+# library, the C tests, and the GoogleTest suites of the C API, the accuracy
+# and the core; not those of the adapters, tools and fuzzers, which are not
+# built for Windows (POSIX calls, libtiff).
 cmake --preset mingw-cpu -DFDK_ZSTD_SOURCE_DIR="$zstd_src" -DFDK_KISSFFT_SOURCE_DIR="$kissfft_src" </dev/null
 cmake --build --preset mingw-cpu --parallel "$jobs" </dev/null
-gtest_targets=(test_misuse test_pipeline test_concurrency test_limits test_store_policy)
+gtest_targets=(test_misuse test_pipeline test_concurrency test_limits test_store_policy
+  test_phantom_accuracy
+  test_ramp_filter test_projection_store test_geometry test_ingest test_slab_planner
+  test_slab_prefetch test_thread_pool test_checked test_phantom)
 dll="$build/bin/fdk.dll"
 [ -f "$dll" ] || fail "no $dll"
 
@@ -145,6 +149,13 @@ step "tests under Wine"
 # crashed program until the timeout); quiet.
 export WINEPREFIX="$build/wine" WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
 unset DISPLAY
+# One server for the prefix, kept for the whole run: without it, each
+# program's server may stop after the last one ended just as the next one
+# connects ("wine client error: recvmsg: Connection reset by peer", seen
+# once in a dozen runs). It is stopped (wineserver -k: this prefix's server
+# only) when the script ends.
+wineserver -p
+trap 'wineserver -k 2>/dev/null || true' EXIT
 wineboot -i >/dev/null 2>&1 || true
 # Crashes are told by Wine's message, not by the exit status alone: a fault
 # in a thread after main returned can leave it at 0.
@@ -172,7 +183,6 @@ run_test dll_unload "$build/bin" test_dll_unload.exe '^dll unload: ok'
 for t in "${gtest_targets[@]}"; do
   run_test "$t" "$build/bin" "$t.exe" '^\[  PASSED  \] [0-9]+ tests?\.'
 done
-wineserver -w || true  # this prefix's server, once its programs are done
 echo "$(wine --version 2>/dev/null) on $(uname -m): $passed passed, ${#failed[@]} failed"
 printf '%s\n' "${summary[@]}"
 [ "${#failed[@]}" -eq 0 ] || fail "under Wine: ${failed[*]}"
