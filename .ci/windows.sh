@@ -154,6 +154,7 @@ unset DISPLAY
 # connects ("wine client error: recvmsg: Connection reset by peer", seen
 # once in a dozen runs). It is stopped (wineserver -k: this prefix's server
 # only) when the script ends.
+mkdir -p "$WINEPREFIX"  # the server starts in it; wineboot fills it
 wineserver -p
 trap 'wineserver -k 2>/dev/null || true' EXIT
 wineboot -i >/dev/null 2>&1 || true
