@@ -20,7 +20,8 @@
 #   6. build-win/native/: fdk.dll (stripped), all that runtimes/win-x64/native/
 #      of the NuGet package needs (FDK_WIN_X64_NATIVE_DIR).
 #
-# FDK_SKIP_WINDOWS=1 skips the step. FDK_JOBS sets the build's parallelism.
+# FDK_SKIP_WINDOWS=1 skips the step. FDK_JOBS sets the build's parallelism,
+# FDK_DEPS_CACHE the source cache (default .deps/debian-src).
 # The CUDA backend is not built: that needs MSVC and nvcc on Windows
 # (CMakePresets.json, docs/PACKAGING.md).
 set -euo pipefail
@@ -50,8 +51,9 @@ toolchain="$root/cmake/toolchains/mingw-w64-x86_64.cmake"
 
 step "Debian packages"
 # g++-mingw-w64-x86-64-posix: std::thread needs the posix thread model;
-# wine64 (the 64-bit loader) and wine (its commands): runs the tests; googletest: GoogleTest's sources
-# (/usr/src/googletest), compiled for the target; dpkg-dev: dpkg-source.
+# wine64 (the 64-bit loader) and wine (its commands) run the tests;
+# googletest: GoogleTest's sources (/usr/src/googletest), compiled for the
+# target; dpkg-dev: dpkg-source.
 bash scripts/install-deps.sh g++-mingw-w64-x86-64-posix wine64 wine googletest dpkg-dev </dev/null
 
 step "zstd and KissFFT sources (Debian source packages, cached in $cache)"
