@@ -22,10 +22,14 @@
 #      pkg-config (-std=c99 -Wall -Wextra -Werror), and the tools run;
 #   6. ABI: abidiff against packaging/abi/libfdk.abi; an incompatible change
 #      fails unless FDK_VERSION_MAJOR changed (packaging/abi/check-abi.sh);
-#   7. C#: the binding built with mcs, packed as a NuGet package
-#      (lib/netstandard2.0/Fdk.dll + runtimes/linux-x64/native/), the package
-#      extracted, and the example and the NUnit tests built against and run
-#      from the extracted package (bindings/csharp/build.sh all).
+#   7. win-x64: fdk.dll (CPU backend) cross-built with MinGW-w64 from
+#      Debian's sources of zstd and KissFFT, its C and GoogleTest programs
+#      run under Wine (.ci/windows.sh; FDK_SKIP_WINDOWS=1 skips it);
+#   8. C#: the binding built with mcs, packed as a NuGet package
+#      (lib/netstandard2.0/Fdk.dll + runtimes/linux-x64/native/ +
+#      runtimes/win-x64/native/), the package extracted, and the example and
+#      the NUnit tests built against and run from the extracted package
+#      (bindings/csharp/build.sh all).
 #
 # The packages land in build-pkg/packages/ (.deb, .tar.gz) and
 # build-pkg/csharp/nupkg/ (.nupkg).
@@ -143,6 +147,14 @@ bash packaging/debian/check-debs.sh "$build" "$work/debs" "$major" "$version" </
 
 step "ABI against packaging/abi/libfdk.abi"
 bash packaging/abi/check-abi.sh "$lib" </dev/null
+
+step "win-x64: fdk.dll (CPU backend) cross-built with MinGW-w64, its tests under Wine"
+# .ci/windows.sh (FDK_SKIP_WINDOWS=1 skips it); its fdk.dll goes into the
+# NuGet package as runtimes/win-x64/native/.
+if [ "${FDK_SKIP_WINDOWS:-0}" != 1 ]; then
+  bash .ci/windows.sh </dev/null
+  export FDK_WIN_X64_NATIVE_DIR="$root/build-win/native"
+fi
 
 step "C# binding: build, NuGet pack, example and tests from the package"
 bash bindings/csharp/build.sh all "$prefix" "$build/csharp" </dev/null

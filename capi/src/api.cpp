@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "backend_choice.hpp"
+#include "fdk/core/per_thread.hpp"
 #include "context.hpp"
 
 using fdk::capi::guarded;
@@ -14,11 +15,20 @@ using fdk::capi::guarded;
 namespace fdk::capi {
 
 namespace {
-thread_local std::string t_thread_error;
-}
+// The message of this thread's last failed call without a handle
+// (per_thread: a thread_local that is safe with every toolchain).
+struct ThreadErrorTag;
+std::string& thread_error_message() { return fdk::per_thread<std::string, ThreadErrorTag>(); }
+}  // namespace
 
-void set_thread_error(const std::string& message) { t_thread_error = message; }
-const char* thread_error() { return t_thread_error.c_str(); }
+void set_thread_error(const std::string& message) { thread_error_message() = message; }
+const char* thread_error() {
+  try {
+    return thread_error_message().c_str();
+  } catch (...) {
+    return "";  // no per-thread string could be made (MinGW: no memory or no slot)
+  }
+}
 
 void set_error(const fdk_context* ctx, const std::string& message) {
   std::lock_guard<std::mutex> lock(ctx->error_mutex);
@@ -170,14 +180,19 @@ const char* fdk_last_error(const fdk_context* ctx) {
   if (!ctx) return "";
   // The handle's message may be replaced by another thread's failing call
   // at any time: the caller reads a copy of its own, taken under the lock.
-  thread_local std::string copy;
+  struct CopyTag;
   try {
-    std::lock_guard<std::mutex> lock(ctx->error_mutex);
-    copy = ctx->last_error;
+    std::string& copy = fdk::per_thread<std::string, CopyTag>();
+    try {
+      std::lock_guard<std::mutex> lock(ctx->error_mutex);
+      copy = ctx->last_error;
+    } catch (...) {
+      copy.clear();  // out of memory: no message, the status still says it
+    }
+    return copy.c_str();
   } catch (...) {
-    copy.clear();  // out of memory: no message, the status still says it
+    return "";  // no per-thread string could be made
   }
-  return copy.c_str();
 }
 
 const char* fdk_last_create_error(void) { return fdk::capi::thread_error(); }

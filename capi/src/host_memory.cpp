@@ -9,6 +9,9 @@
 
 #include <cstdlib>
 #include <mutex>
+#if defined(_WIN32)
+#include <malloc.h>  // _aligned_malloc, _aligned_free
+#endif
 #include <string>
 #include <unordered_map>
 
@@ -31,6 +34,25 @@ Registry& registry() {
   return *r;
 }
 
+// Windows' C runtime has no aligned_alloc (it cannot free such a block with
+// free()): its blocks come from _aligned_malloc and go to _aligned_free.
+void* aligned_host_alloc(size_t bytes) {
+  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+#if defined(_WIN32)
+  return _aligned_malloc(rounded, kAlignment);
+#else
+  return std::aligned_alloc(kAlignment, rounded);
+#endif
+}
+
+void aligned_host_free(void* p) {
+#if defined(_WIN32)
+  _aligned_free(p);
+#else
+  std::free(p);
+#endif
+}
+
 }  // namespace
 
 extern "C" {
@@ -47,7 +69,7 @@ fdk_status fdk_alloc_host(size_t bytes, void** out) {
     p = fdk::cuda::alloc_page_locked(bytes);
     locked = p != nullptr;
 #endif
-    if (!p) p = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    if (!p) p = aligned_host_alloc(bytes);
     if (!p) fdk::fail(FDK_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
     try {
       std::lock_guard<std::mutex> lock(registry().mutex);
@@ -56,7 +78,7 @@ fdk_status fdk_alloc_host(size_t bytes, void** out) {
 #ifdef FDK_HAVE_CUDA
       if (locked) fdk::cuda::free_page_locked(p);
 #endif
-      if (!locked) std::free(p);
+      if (!locked) aligned_host_free(p);
       throw;
     }
     *out = p;
@@ -82,7 +104,7 @@ fdk_status fdk_free_host(void* p) {
     }
 #endif
     (void)locked;
-    std::free(p);
+    aligned_host_free(p);
   });
 }
 

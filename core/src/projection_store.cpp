@@ -4,6 +4,7 @@
 #include "fdk/core/thread_pool.hpp"
 
 #include <fdk/core/error.hpp>
+#include <fdk/core/per_thread.hpp>
 
 // For ZSTD_c_literalCompressionMode, an experimental parameter (number and
 // values unchanged since zstd 1.4.0). It is set through the stable
@@ -186,6 +187,17 @@ uint8_t* scratch(std::vector<uint8_t>& buffer, size_t bytes) {
   if (buffer.size() < bytes) buffer.resize(bytes);
   return buffer.data();
 }
+
+// What a thread keeps between bands (per_thread: its own, for its life).
+struct EncodeScratch {
+  Encoders enc = make_encoders();
+  std::vector<uint8_t> planes, deltas, packed;
+};
+struct UncodedScratch;  // tag: the shuffled planes of an uncoded band
+struct DecodeScratch {
+  Dctx dctx;  // made on first use
+  std::vector<uint8_t> decoded;
+};
 
 size_t header_size(fdk_precision p) { return p == FDK_PRECISION_FLOAT16 ? 3 : 1; }
 size_t sample_size(fdk_precision p) { return p == FDK_PRECISION_FLOAT16 ? 2 : 4; }
@@ -465,12 +477,12 @@ void store_band(const uint8_t* header, size_t hdr, const Bytes* parts, size_t co
 // that is no larger, so no band exceeds header_size plus its raw size.
 // Returns the band's largest |value| as float bits.
 uint32_t encode_band(const float* in, size_t n, size_t width, fdk_precision precision, std::vector<uint8_t>& band) {
-  thread_local Encoders enc = make_encoders();
-  thread_local std::vector<uint8_t> planes_buffer, deltas_buffer, packed_buffer;
+  EncodeScratch& mine = per_thread<EncodeScratch>();
+  const Encoders& enc = mine.enc;
   const size_t raw = n * sample_size(precision);
-  uint8_t* planes = scratch(planes_buffer, raw);
-  uint8_t* deltas = scratch(deltas_buffer, raw);
-  uint8_t* packed = scratch(packed_buffer, raw);
+  uint8_t* planes = scratch(mine.planes, raw);
+  uint8_t* deltas = scratch(mine.deltas, raw);
+  uint8_t* packed = scratch(mine.packed, raw);
 
   Split s = split_band(in, n, width, precision, planes, deltas);
   const Layout lay = layout(precision);
@@ -505,8 +517,7 @@ uint32_t store_band_uncoded(const float* in, size_t n, fdk_precision precision, 
   // Shuffled into a scratch the cache holds, then copied once into the
   // band's fresh memory: a band resized first would be written twice
   // (zeroed, then shuffled), which cost a quarter of the store's time.
-  thread_local std::vector<uint8_t> planes_buffer;
-  uint8_t* planes = scratch(planes_buffer, n * sample_size(precision));
+  uint8_t* planes = scratch(per_thread<std::vector<uint8_t>, UncodedScratch>(), n * sample_size(precision));
   uint8_t header[kMaxHeader] = {kRaw};
   size_t hdr = 1;
   const uint32_t max_bits = max_abs_bits(in, n);
@@ -726,17 +737,16 @@ void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out
   const size_t w = static_cast<size_t>(width_);
   try {
     // Kept per thread like the encoders: readers call this per view and slab.
-    thread_local Dctx dctx;
-    thread_local std::vector<uint8_t> decoded_buffer;
-    if (!dctx) dctx = make_dctx();
+    DecodeScratch& mine = per_thread<DecodeScratch>();
+    if (!mine.dctx) mine.dctx = make_dctx();
     for (int b = row_begin / band_rows_; b * band_rows_ < row_end; ++b) {
       const int band_row0 = b * band_rows_;
       const int band_rows = (band_row0 + band_rows_ <= height_) ? band_rows_ : height_ - band_row0;
       const size_t n = static_cast<size_t>(band_rows) * w;
       const std::vector<uint8_t>& band = stored->bands[static_cast<size_t>(b)];
-      uint8_t* decoded = scratch(decoded_buffer, n * sample_size(stored->precision));
+      uint8_t* decoded = scratch(mine.decoded, n * sample_size(stored->precision));
       const uint8_t* planes[4] = {};
-      decode_planes(band, n, w, stored->precision, dctx.get(), decoded, planes);
+      decode_planes(band, n, w, stored->precision, mine.dctx.get(), decoded, planes);
 
       // Only the rows of this band inside [row_begin, row_end) are unpacked.
       const int r0 = row_begin > band_row0 ? row_begin : band_row0;

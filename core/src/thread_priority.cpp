@@ -5,6 +5,14 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#elif defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
 #endif
 
 namespace fdk {
@@ -18,6 +26,17 @@ void lower_this_thread_priority() noexcept {
   const int current = getpriority(PRIO_PROCESS, tid);
   if (errno == 0 && current < 10) setpriority(PRIO_PROCESS, tid, 10);
   errno = saved;
+#elif defined(_WIN32)
+  // One step below normal, not "lowest" or "idle": Windows schedules by
+  // strict priority, so a lower step already yields to every normal thread
+  // that is ready, and a further one would risk starving this one on a
+  // busy machine (nice +10 on Linux still gets a share).
+  const DWORD saved = GetLastError();  // the host application's last error stays as it was
+  const HANDLE self = GetCurrentThread();
+  const int current = GetThreadPriority(self);
+  if (current != THREAD_PRIORITY_ERROR_RETURN && current > THREAD_PRIORITY_BELOW_NORMAL)
+    SetThreadPriority(self, THREAD_PRIORITY_BELOW_NORMAL);
+  SetLastError(saved);
 #endif
 }
 

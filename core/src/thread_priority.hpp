@@ -5,7 +5,8 @@
 namespace fdk {
 
 // Lowers the calling thread's scheduling priority (Linux: nice +10 for this
-// thread only). Never raises it; does nothing where unsupported or refused.
+// thread only; Windows: THREAD_PRIORITY_BELOW_NORMAL). Never raises it;
+// does nothing where unsupported or refused.
 void lower_this_thread_priority() noexcept;
 
 }  // namespace fdk

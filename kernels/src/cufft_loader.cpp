@@ -47,7 +47,11 @@ Loaded load() {
   Loaded l;
   void* library = open_library();  // kept for the life of the process
   if (!library) {
+#if defined(_WIN32)
+    l.error = "cuFFT could not be loaded (cufft64_12.dll or cufft64_11.dll not found in the program's directory or on PATH)";
+#else
     l.error = "cuFFT could not be loaded (libcufft.so.12 not found on the library path)";
+#endif
     return l;
   }
   l.ok = bind(library, "cufftPlanMany", l.api.plan_many, l.error) &&

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# CI step: fdk.dll for win-x64 (CPU backend), cross-compiled with Debian's
+# MinGW-w64 and tested under Debian's Wine. Called by .ci/packaging.sh; also
+# runs alone: `bash .ci/windows.sh` (Debian 12, as root or with sudo).
+#
+#   1. Debian packages: the MinGW-w64 compilers (posix threads), Wine, and
+#      GoogleTest's sources (installed only when missing);
+#   2. the sources of zstd and KissFFT: Debian's own source packages
+#      (`apt-get source libzstd kissfft`, verified against the signed
+#      Sources index), fetched once into a cache (.deps/debian-src/) with a
+#      private apt state, so the machine's apt configuration is not touched;
+#   3. build-win/: fdk.dll with zstd, KissFFT, the GCC runtime, libstdc++ and
+#      winpthreads linked in (cmake/toolchains/mingw-w64-x86_64.cmake,
+#      cmake/deps_from_source.cmake), the C tests and the GoogleTest suites
+#      of the C API, the accuracy and the core; then `cmake --install` and
+#      tests/packaging/consumer built against the installed tree;
+#   4. checks on fdk.dll: it imports Windows system DLLs only, and exports
+#      exactly the FDK_API functions of fdk.h;
+#   5. the test programs under Wine, with a pass/fail line each and a summary;
+#   6. build-win/native/: fdk.dll (stripped), all that runtimes/win-x64/native/
+#      of the NuGet package needs (FDK_WIN_X64_NATIVE_DIR).
+#
+# FDK_SKIP_WINDOWS=1 skips the step. FDK_JOBS sets the build's parallelism,
+# FDK_DEPS_CACHE the source cache (default .deps/debian-src).
+# The CUDA backend is not built: that needs MSVC and nvcc on Windows
+# (CMakePresets.json, docs/PACKAGING.md).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root="$(pwd)"
+export DEBIAN_FRONTEND=noninteractive
+
+if [ "${FDK_SKIP_WINDOWS:-0}" = 1 ]; then
+  echo "windows: skipped (FDK_SKIP_WINDOWS=1)"
+  exit 0
+fi
+
+started=$SECONDS
+step_started=
+step() {  # also prints how long the previous step took
+  [ -z "$step_started" ] || echo "   ($((SECONDS - step_started)) s)"
+  step_started=$SECONDS
+  echo; echo "== windows: $*"
+}
+fail() { echo "windows: FAILED: $*" >&2; exit 1; }
+
+build="$root/build-win"
+cache="${FDK_DEPS_CACHE:-$root/.deps/debian-src}"
+jobs="${FDK_JOBS:-$(nproc)}"
+mingw=x86_64-w64-mingw32
+toolchain="$root/cmake/toolchains/mingw-w64-x86_64.cmake"
+
+step "Debian packages"
+# g++-mingw-w64-x86-64-posix: std::thread needs the posix thread model;
+# wine64 (the 64-bit loader) and wine (its commands) run the tests;
+# googletest: GoogleTest's sources (/usr/src/googletest), compiled for the
+# target; dpkg-dev: dpkg-source.
+bash scripts/install-deps.sh g++-mingw-w64-x86-64-posix wine64 wine googletest dpkg-dev </dev/null
+
+step "zstd and KissFFT sources (Debian source packages, cached in $cache)"
+# A private apt state (lists, archives) under the cache, with one deb-src
+# line for this release: `apt-get source` without editing the machine's
+# sources. The mirror and suite can be changed for a local mirror.
+mirror="${FDK_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+suite="${FDK_DEBIAN_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")}"
+fetch_sources() {
+  local apt_dir="$cache/apt"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$cache/download"
+  echo "deb-src $mirror $suite main" >"$apt_dir/sources.list"
+  local apt_opts=(
+    -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir"
+    -o Debug::NoLocking=1 -o APT::Sandbox::User="$(id -un)")
+  apt-get "${apt_opts[@]}" -q update </dev/null
+  (cd "$cache/download" && apt-get "${apt_opts[@]}" -q source --download-only libzstd kissfft </dev/null)
+}
+unpack_source() {  # package dir: the newest .dsc of the package, patches applied
+  local dsc
+  dsc="$(ls "$cache/download/$1"_*.dsc | sort -V | tail -n 1)"
+  rm -rf "$cache/$2.tmp"
+  dpkg-source -x "$dsc" "$cache/$2.tmp" >/dev/null
+  mv "$cache/$2.tmp" "$cache/$2"
+  basename "$dsc" .dsc >"$cache/$2/.fdk-source"
+}
+if [ ! -f "$cache/zstd/.fdk-source" ] || [ ! -f "$cache/kissfft/.fdk-source" ]; then
+  rm -rf "$cache/zstd" "$cache/kissfft"
+  fetch_sources
+  unpack_source libzstd zstd
+  unpack_source kissfft kissfft
+fi
+zstd_src="$cache/zstd"
+kissfft_src="$cache/kissfft"
+echo "zstd:    $(cat "$zstd_src/.fdk-source") ($zstd_src)"
+echo "KissFFT: $(cat "$kissfft_src/.fdk-source") ($kissfft_src)"
+
+step "configure and build $build (MinGW-w64, Release, CPU backend)"
+# The preset mingw-cpu of CMakePresets.json (the toolchain file, Release,
+# warnings as errors, GoogleTest from /usr/src/googletest, every program and
+# fdk.dll into build-win/bin), with this script's source trees. It builds the
+# library, the C tests, and the GoogleTest suites of the C API, the accuracy
+# and the core; not those of the adapters, tools and fuzzers, which are not
+# built for Windows (POSIX calls, libtiff).
+cmake --preset mingw-cpu -DFDK_ZSTD_SOURCE_DIR="$zstd_src" -DFDK_KISSFFT_SOURCE_DIR="$kissfft_src" </dev/null
+cmake --build --preset mingw-cpu --parallel "$jobs" </dev/null
+gtest_targets=(test_misuse test_pipeline test_concurrency test_limits test_store_policy
+  test_phantom_accuracy
+  test_ramp_filter test_projection_store test_geometry test_ingest test_slab_planner
+  test_slab_prefetch test_thread_pool test_checked test_phantom)
+dll="$build/bin/fdk.dll"
+[ -f "$dll" ] || fail "no $dll"
+
+# The installed tree (fdk's components only: the frames adapter is not built
+# here), and a consumer built against it as a user's project would be
+# (find_package(fdk) -> fdk::fdk, the import library libfdk.dll.a).
+rm -rf "$build/stage" "$build/consumer"
+for component in runtime development; do
+  cmake --install "$build" --prefix "$build/stage" --component "$component" </dev/null >/dev/null
+done
+[ -f "$build/stage/bin/fdk.dll" ] || fail "cmake --install put no bin/fdk.dll"
+cmake -S tests/packaging/consumer -B "$build/consumer" -G Ninja \
+  -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_BUILD_TYPE=Release \
+  -Dfdk_DIR="$build/stage/lib/cmake/fdk" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" </dev/null >/dev/null
+cmake --build "$build/consumer" </dev/null
+cp "$build/stage/bin/fdk.dll" "$build/consumer/"
+
+step "fdk.dll: imports and exports"
+pe="$("$mingw-objdump" -p "$dll")"
+imports="$(sed -n 's/^\s*DLL Name: //p' <<<"$pe")"
+echo "imports: $(tr '\n' ' ' <<<"$imports")"
+# Windows' own DLLs only: nothing of MinGW (libstdc++-6, libgcc_s_seh-1,
+# libwinpthread-1) nor of zstd/KissFFT has to be shipped beside it.
+while read -r name; do
+  case "${name,,}" in
+    kernel32.dll | msvcrt.dll | ucrtbase.dll | api-ms-win-*.dll | advapi32.dll | user32.dll) ;;
+    *) fail "fdk.dll imports $name, which is not a Windows system DLL" ;;
+  esac
+done <<<"$imports"
+exported="$(sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' <<<"$pe" | sed -n 's/^\s*\[ *[0-9]*\] //p' | sort)"
+declared="$(perl -0777 -ne 'while (/FDK_API[^;(]*[ *](fdk_[a-z0-9_]+)\s*\(/g) { print "$1\n" }' \
+  capi/include/fdk/fdk.h | sort -u)"
+[ "$(wc -l <<<"$declared")" -ge 10 ] || fail "found too few FDK_API functions in fdk.h: parse error?"
+if [ "$exported" != "$declared" ]; then
+  diff <(echo "$declared") <(echo "$exported") | sed 's/^</  not exported:/; s/^>/  exported, not in fdk.h:/' | grep -v '^[0-9]' >&2 || true
+  fail "the exports of fdk.dll are not the FDK_API functions of fdk.h"
+fi
+echo "exports: the $(wc -l <<<"$exported") FDK_API functions of fdk.h, nothing else"
+
+step "tests under Wine"
+# A prefix of this build's own, 64-bit only; no Mono or Gecko installer
+# (mscoree, mshtml), and no debugger on a crash (winedbg would hold the
+# crashed program until the timeout); quiet.
+export WINEPREFIX="$build/wine" WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
+unset DISPLAY
+# One server for the prefix, kept for the whole run: without it, each
+# program's server may stop after the last one ended just as the next one
+# connects ("wine client error: recvmsg: Connection reset by peer", seen
+# once in a dozen runs). It is stopped (wineserver -k: this prefix's server
+# only) when the script ends.
+mkdir -p "$WINEPREFIX"  # the server starts in it; wineboot fills it
+wineserver -p
+trap 'wineserver -k 2>/dev/null || true' EXIT
+wineboot -i >/dev/null 2>&1 || true
+# Crashes are told by Wine's message, not by the exit status alone: a fault
+# in a thread after main returned can leave it at 0.
+crashed() { grep -qE 'Unhandled (exception|page fault)|wine: Unhandled|starting debugger' "$1"; }
+passed=0
+failed=()
+summary=()
+run_test() {  # name directory exe [expected output]
+  local name="$1" log="$build/wine-logs/$1.log" rc=0 result
+  mkdir -p "$build/wine-logs"
+  (cd "$2" && timeout 300 wine "$3") >"$log" 2>&1 || rc=$?
+  if [ "$rc" = 0 ] && ! crashed "$log" && grep -qE "$4" "$log"; then
+    result="ok    $(grep -oE '\[  PASSED  \] [0-9]+ tests?' "$log" | sed 's/.*\] //' || true)"
+    passed=$((passed + 1))
+  else
+    result="FAIL  (exit $rc; log $log)"
+    failed+=("$name")
+    tail -n 30 "$log" | sed "s/^/  $name: /" >&2
+  fi
+  summary+=("$(printf '  %-20s %s' "$name" "$result")")
+}
+run_test c99_api "$build/bin" test_c99_api.exe '^c99 api test: ok'
+run_test consumer "$build/consumer" fdk_consumer.exe '^consumer: fdk'
+run_test dll_unload "$build/bin" test_dll_unload.exe '^dll unload: ok'
+for t in "${gtest_targets[@]}"; do
+  run_test "$t" "$build/bin" "$t.exe" '^\[  PASSED  \] [0-9]+ tests?\.'
+done
+echo "$(wine --version 2>/dev/null) on $(uname -m): $passed passed, ${#failed[@]} failed"
+printf '%s\n' "${summary[@]}"
+[ "${#failed[@]}" -eq 0 ] || fail "under Wine: ${failed[*]}"
+
+step "build-win/native/ (runtimes/win-x64/native/ of the NuGet package)"
+native="$build/native"
+rm -rf "$native"
+mkdir -p "$native"
+"$mingw-strip" --strip-unneeded -o "$native/fdk.dll" "$dll"
+ls -l "$native"
+# For the package's notices: which sources are linked into fdk.dll.
+{
+  echo "fdk.dll (win-x64) links statically:"
+  echo "  zstd    $(cat "$zstd_src/.fdk-source") (BSD-3-Clause), Debian source package"
+  echo "  KissFFT $(cat "$kissfft_src/.fdk-source") (BSD-3-Clause), Debian source package"
+  echo "  libgcc and libstdc++ of gcc-mingw-w64 $(dpkg-query -W -f '${Version}' gcc-mingw-w64-x86-64-posix)"
+  echo "    (GPL-3.0-or-later WITH GCC-exception-3.1, which lets fdk.dll be distributed on any terms)"
+  echo "  winpthreads (expat) and the startup code (ZPL-2.1) of mingw-w64 $(dpkg-query -W -f '${Version}' mingw-w64-common)"
+  echo "    (/usr/share/doc/mingw-w64-common/copyright)"
+} >"$build/native-sources.txt"
+cat "$build/native-sources.txt"
+echo "   ($((SECONDS - step_started)) s)"
+echo
+echo "windows: ok in $((SECONDS - started)) s: $native/fdk.dll (FDK_WIN_X64_NATIVE_DIR=$native)"
