@@ -76,7 +76,7 @@ CECIL="$MONO_LIB/gac/Mono.Cecil/0.11.0.0__0738eb9f132ed756/Mono.Cecil.dll"
 NETSTANDARD_REF="$MONO_LIB/4.7.2-api/Facades/netstandard.dll"
 API_DIR="$MONO_LIB/4.6.1-api"
 NETSTANDARD_RUNTIME="$MONO_LIB/4.5/Facades/netstandard.dll"
-PROJECT_URL="${FDK_PROJECT_URL:-https://localhost/fdk}"
+PROJECT_URL="${FDK_PROJECT_URL:-}"
 
 build_library() {
   local out="$1"
@@ -265,10 +265,15 @@ all() {
   if [ -n "${FDK_WIN_X64_NATIVE_DIR:-}" ]; then
     [ -f "$pkg/runtimes/win-x64/native/fdk.dll" ] || die "the package lacks runtimes/win-x64/native/fdk.dll"
   fi
-  for f in '<license type="expression">MIT</license>' "<projectUrl>$PROJECT_URL</projectUrl>" \
-           '<readme>README.md</readme>' '<dependency id="System.Memory"'; do
+  for f in '<license type="expression">MIT</license>' '<readme>README.md</readme>' '<dependency id="System.Memory"'; do
     grep -qF "$f" "$pkg/Fdk.nuspec" || die "the package's Fdk.nuspec lacks $f"
   done
+  if [ -n "$PROJECT_URL" ]; then
+    grep -qF "<projectUrl>$PROJECT_URL</projectUrl>" "$pkg/Fdk.nuspec" || die "the package's Fdk.nuspec lacks <projectUrl>$PROJECT_URL</projectUrl>"
+  elif grep -q '<projectUrl>' "$pkg/Fdk.nuspec"; then
+    die "the package's Fdk.nuspec has a <projectUrl> though none was given"
+  fi
+  if grep -qi 'localhost' "$pkg/Fdk.nuspec"; then die "the package's Fdk.nuspec holds a placeholder (localhost)"; fi
   echo "build.sh: package contents:"
   (cd "$pkg" && find . -type f ! -name '*.rels' ! -name '*Content_Types*' | sort | sed 's/^/  /')
   echo "== the package's native folder (ldd without LD_LIBRARY_PATH)"

@@ -11,11 +11,17 @@ set -euo pipefail
 staging="$1" nuspec="$2" version="$3" url="$4" out="$5"
 die() { echo "pack.sh: $*" >&2; exit 1; }
 [ -d "$staging" ] || die "no folder $staging"
-case "$url" in http://*|https://*) ;; *) die "the project URL must be http(s): $url" ;; esac
+case "$url" in ""|http://*|https://*) ;; *) die "the project URL must be http(s): $url" ;; esac
 
 id="$(sed -n 's:.*<id>\(.*\)</id>.*:\1:p' "$nuspec")"
 [ -n "$id" ] || die "no <id> in $nuspec"
-sed -e "s|\\\$version\\\$|$version|g" -e "s|\\\$projectUrl\\\$|$url|g" "$nuspec" > "$staging/$id.nuspec"
+# No project URL (the project has none public yet): no <projectUrl> line,
+# rather than a placeholder.
+if [ -n "$url" ]; then
+  sed -e "s|\\\$version\\\$|$version|g" -e "s|\\\$projectUrl\\\$|$url|g" "$nuspec" > "$staging/$id.nuspec"
+else
+  sed -e "s|\\\$version\\\$|$version|g" -e "/\\\$projectUrl\\\$/d" "$nuspec" > "$staging/$id.nuspec"
+fi
 ! grep -q '\$[a-zA-Z]*\$' "$staging/$id.nuspec" || die "a \$property\$ of $nuspec is left unreplaced"
 
 # Every extension in the package needs a content type (OPC); NuGet ignores
