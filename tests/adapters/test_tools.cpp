@@ -154,6 +154,8 @@ TEST(ToolsEndToEnd, RtkXmlAndTiffTagsNeedNoOtherFlag) {
   EXPECT_NE(r.err.find("from the TIFF resolution tags"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("half fan: off"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("field of view:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("store: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the scan fits"), std::string::npos) << r.err;
   // The same pixels without the tags.
   std::filesystem::create_directories(dir / "untagged");
   for (int i = 0; i < 120; ++i) {

@@ -782,6 +782,23 @@ int run(const Options& o) {
         (plan.outside_fov == FDK_OUTSIDE_FOV_ZERO ? "set to 0 (--outside-fov zero)"
                                                   : "backprojected as rtkfdk does (--outside-fov zero sets them to 0)"));
   }
+  // What the host budget leaves the projections, and whether the scan fits
+  // there (the library stores later views as float16 rather than fail, and
+  // says so at the end).
+  const auto bytes_text = [](uint64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    return b >= 1024.0 * 1024 * 1024 ? fmt("%.4g", b / (1024.0 * 1024 * 1024)) + " GiB"
+                                     : fmt("%.4g", b / (1024.0 * 1024)) + " MiB";
+  };
+  const bool reduce = plan.store_policy == FDK_STORE_REDUCE_PRECISION;
+  say("store: " + bytes_text(plan.store_limit) + " for the projections (of a " + bytes_text(plan.host_memory_budget) +
+      " host budget, --host-memory); " +
+      (plan.store_fit == FDK_STORE_FITS
+           ? std::string("the scan fits for certain") + (reduce ? " (at worst with some views as float16)" : "")
+       : plan.store_fit == FDK_STORE_LIKELY
+           ? std::string("the scan fits at the compression typical of noisy projections") +
+                 (reduce ? " (views beyond the budget as float16)" : "")
+           : std::string("the scan is unlikely to fit, even as float16: give more --host-memory")));
 
   // ---- output (opened now so an unwritable folder fails before the work) ------------------
   ad::make_directories(o.output);
@@ -872,6 +889,16 @@ int run(const Options& o) {
     progress.end_stage();
   }
   if (const fdk_status s = fdk_finish(lib.ctx); s != FDK_OK) lib.fail("fdk_finish", s);
+  {
+    fdk_store_info store{};
+    store.struct_size = sizeof store;
+    if (fdk_get_store_info(lib.ctx, &store) == FDK_OK && store.views_reduced > 0) {
+      progress.message("note: " + std::to_string(store.views_reduced) + " of " + std::to_string(store.views_stored) +
+                       " projections were stored as float16 (the host budget could not hold them as float32): "
+                       "their error is at most " + fmt("%.3g", store.rel_error_bound) + " relative + " +
+                       fmt("%.3g", store.abs_error_bound_factor) + " of their row band's largest value");
+    }
+  }
   if (clamped_total) {
     progress.message("note: " + std::to_string(clamped_total) + " pixels in " +
                      std::to_string(clamped_views) +
