@@ -3,13 +3,7 @@
 #include "fdk/core/per_thread.hpp"
 
 #if FDK_PER_THREAD_FLS
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
+#include "windows_api.hpp"
 
 #include <new>
 

@@ -6,13 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #elif defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
+#include "windows_api.hpp"
 #endif
 
 namespace fdk {

@@ -557,18 +557,35 @@ BuildAndDevices describe_build_and_devices() {
   return r;
 }
 
+// Why the configuration's GPUs cannot run this build, or "" when they can:
+// each listed ordinal exists and has code, or, for an empty list, some
+// device has (configured_ordinals then takes those). The one test behind
+// the AUTO choice and the CUDA backend's refusal.
+namespace {
+std::string why_devices_unusable(const Settings& settings, int count) {
+  for (int d = 0; d < settings.config.num_devices; ++d) {
+    const int ordinal = settings.config.devices[d];
+    if (ordinal >= count)
+      return "CUDA device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) + " found)";
+    const GpuCode found = probe_gpu_code(ordinal);
+    if (found.code == FDK_GPU_CODE_NONE) return no_code_message(ordinal, found);
+  }
+  if (settings.config.num_devices > 0) return "";
+  for (int d = 0; d < count; ++d)
+    if (probe_gpu_code(d).code != FDK_GPU_CODE_NONE) return "";
+  return no_code_message(0, probe_gpu_code(0));
+}
+}  // namespace
+
 bool backend_available(const Settings& settings) noexcept {
   if (!cufft_api()) return false;
   const int count = device_count();
   if (count == 0) return false;
-  for (int d = 0; d < settings.config.num_devices; ++d) {
-    const int ordinal = settings.config.devices[d];
-    if (ordinal >= count || probe_gpu_code(ordinal).code == FDK_GPU_CODE_NONE) return false;
+  try {
+    return why_devices_unusable(settings, count).empty();
+  } catch (...) {
+    return false;
   }
-  if (settings.config.num_devices > 0) return true;
-  for (int d = 0; d < count; ++d)
-    if (probe_gpu_code(d).code != FDK_GPU_CODE_NONE) return true;
-  return false;
 }
 
 void* alloc_page_locked(size_t bytes) noexcept {
@@ -589,19 +606,8 @@ std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Setting
   const int count = device_count();
   if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
   if (!cufft_api()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
-  for (int d = 0; d < settings.config.num_devices; ++d)
-    if (settings.config.devices[d] >= count)
-      fail(FDK_ERROR_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(settings.config.devices[d]) +
-                                              " does not exist (" + std::to_string(count) + " found)");
-  for (int d = 0; d < settings.config.num_devices; ++d) {
-    const GpuCode found = probe_gpu_code(settings.config.devices[d]);
-    if (found.code == FDK_GPU_CODE_NONE) fail(FDK_ERROR_BACKEND_UNAVAILABLE, no_code_message(settings.config.devices[d], found));
-  }
-  if (settings.config.num_devices == 0) {
-    bool any = false;
-    for (int d = 0; d < count && !any; ++d) any = probe_gpu_code(d).code != FDK_GPU_CODE_NONE;
-    if (!any) fail(FDK_ERROR_BACKEND_UNAVAILABLE, no_code_message(0, probe_gpu_code(0)));
-  }
+  const std::string why = why_devices_unusable(settings, count);
+  if (!why.empty()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, why);
   return std::make_unique<CudaBackend>(model, settings);
 }
 

@@ -37,7 +37,6 @@ tools="$packages/fdk-tools_${full}_amd64.deb"
 tarball="$packages/fdk-${version}-Linux.tar.gz"
 for f in "$runtime" "$frames" "$dev" "$tools" "$tarball"; do [ -f "$f" ] || fail "CPack made no $f"; done
 for deb in "$runtime" "$frames" "$tools"; do
-  dbg="${deb%.deb}"
   dbg="$packages/$(basename "$deb" | sed "s/_${full}_/-dbgsym_${full}_/; s/\.deb\$/.ddeb/")"
   [ -f "$dbg" ] || fail "no debug-symbols package $dbg"
 done
