@@ -1,0 +1,376 @@
+// fdk-convert's command line: the help text, the value parsers and
+// parse_options.
+#include "options.hpp"
+
+#include <fdk/adapters/error.hpp>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace ad = fdk::adapters;
+
+namespace fdk_convert {
+
+[[noreturn]] void usage_error(const std::string& message) { throw Failure{kExitUsage, message}; }
+
+namespace {
+
+const char* kHelp = R"(usage: fdk-convert PROJECTIONS_DIR OUTPUT_DIR [options]
+
+Reconstructs a cone-beam CT volume (FDK) from a folder of TIFF projections and
+writes it slab by slab (never holding the whole volume) as TIFF slices (one
+file per axial y plane, x across and z down), one multi-page BigTIFF, or a
+MetaImage, plus OUTPUT_DIR/preview.png of the three central slices.
+
+Examples:
+  # raw uint16 frames with dark and flat folders, geometry from flags
+  fdk-convert scan/proj out --dark scan/dark --flat scan/flat \
+      --sid 500 --sdd 800 --pixel-size 0.2 --arc 360
+  # RTK geometry file, 2x2 binning, 16-bit slices windowed to [0, 0.05]
+  fdk-convert proj out --geometry geometry.xml --pixel-size 0.1 --bin 2 \
+      --output-type uint16 --window 0,0.05
+  # INI description, two GPUs, 8 GiB host budget, one MetaImage file
+  fdk-convert proj out --geometry scan.ini --backend cuda --gpus 0,1 \
+      --host-memory 8G --format mha
+
+Geometry (RTK conventions; lengths in mm, angles in degrees):
+  --geometry FILE        RTK XML geometry (one view per projection) or an INI
+                         scan description (docs/ADAPTERS.md); may be given
+                         twice: an XML for the views plus an INI for the
+                         detector and volume. Flags below override the INI.
+  --sid MM --sdd MM      source-to-isocentre and source-to-detector distances
+  --pixel-size U[,V]     pixel pitch of the raw frames (default: the TIFF
+                         resolution tags of the first projection)
+  --views N              number of views (default: the number of images)
+  --start-angle DEG      gantry angle of the first view (default 0)
+  --arc DEG              angle covered, step = arc/views (default 360)
+  --direction ccw|cw     increasing or decreasing gantry angle (default ccw)
+  --projection-offset X,Y  --source-offset X,Y
+  --in-plane-angle DEG   --out-of-plane-angle DEG
+  --detector-origin U,V  centre of raw pixel (0,0) (default: centred)
+Volume (default: voxel = pixel / magnification, covering the field of view):
+  --volume-size NX,NY,NZ --voxel-size S|SX,SY,SZ --volume-origin X,Y,Z
+Projections:
+  --pattern GLOB         files to read (default "*.tif;*.tiff"), natural order
+  --dark PATH --flat PATH  file or folder of frames, averaged
+  --i0 VALUE             open-beam intensity when there is no flat
+  --dark-level VALUE     constant dark when there is no dark frame
+  --input auto|raw|line-integral  (auto: integer samples or a dark/flat/i0
+                         given mean raw intensities)
+  --min-transmission T   clamp of (I-D)/(F-D) before -log (default 1e-5)
+  --bad-pixels PATH      TIFF mask (nonzero = bad) or text "x y" lines
+  --crop X,Y,W,H         in raw pixels   --bin N|U,V   --flip-u  --flip-v
+  --read-threads N       decoding threads (default: up to 4)
+Reconstruction:
+  --filter NAME          ram-lak (default), shepp-logan, cosine, hamming, hann
+  --cutoff F             fraction of Nyquist (default 1)
+  --short-scan auto|on|off  (auto: when the views leave a gap of more than
+                         twice their median step)
+  --offset-detector auto|on|off  half-fan weights about the ray through the
+                         rotation axis (auto: rtkfdk's rule, when the rays
+                         through the detector's edges pass at distances from
+                         the axis that differ by 10 % of their mean or more)
+  --outside-fov backproject|zero  voxels the views do not all see: the partial
+                         sum, as RTK's rtkfdk (default), or 0
+  --padding F            truncation padding, fraction of the width (default 0)
+  --backend auto|cpu|cuda  --gpus all|LIST (e.g. 0,1)
+  --host-memory SIZE     --gpu-memory SIZE (bytes, or with K/M/G/T suffix)
+  --precision float32|float16   --threads N   --slab-thickness PLANES
+Output:
+  --format tiff|bigtiff|mha   (default tiff: OUTPUT_DIR/slice_NNNN.tif;
+                         bigtiff: volume.tif; mha: volume.mha)
+  --output-type float32|uint16  --window LO,HI (uint16 range and preview)
+  --prefix NAME          slice file prefix (default "slice")
+  --compression none|lzw|deflate   (TIFF outputs)
+  --no-preview  --force (replace existing output)
+  --quiet  --progress auto|bar|lines|none  --version  --help
+
+Exit codes: 0 success, 1 internal error, 2 bad command line, 3 unusable input,
+4 output not writable (incl. full disk), 5 reconstruction failed, 6 interrupted.
+Output is written under temporary names and renamed at the end: a failed run
+leaves nothing that looks complete.
+)";
+
+std::vector<double> parse_list(const std::string& flag, const std::string& text, size_t lo,
+                               size_t hi) {
+  std::vector<double> out;
+  std::string t = text;
+  for (char& c : t) {
+    if (c == ',') c = ' ';
+  }
+  size_t pos = 0;
+  while (pos < t.size()) {
+    while (pos < t.size() && t[pos] == ' ') ++pos;
+    if (pos >= t.size()) break;
+    const char* start = t.c_str() + pos;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(start, &end);
+    if (end == start || errno || !std::isfinite(v) || (*end != ' ' && *end != '\0')) {
+      usage_error("bad value for " + flag + ": '" + text + "'");
+    }
+    out.push_back(v);
+    pos = static_cast<size_t>(end - t.c_str());
+  }
+  if (out.size() < lo || out.size() > hi) {
+    usage_error("bad value for " + flag + ": '" + text + "' (expected " +
+                (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+                " numbers)");
+  }
+  return out;
+}
+
+double parse_number(const std::string& flag, const std::string& text) {
+  return parse_list(flag, text, 1, 1)[0];
+}
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  const double v = parse_number(flag, text);
+  if (v != std::floor(v) || v < lo || v > hi) {
+    usage_error("bad value for " + flag + ": '" + text + "' (an integer in [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "])");
+  }
+  return static_cast<int>(v);
+}
+
+uint64_t parse_size(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  std::string suffix = end ? end : "";
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!suffix.empty() && suffix.back() == 'B') suffix.pop_back();
+  if (suffix.size() == 2 && suffix[1] == 'I') suffix.pop_back();
+  double scale = 1;
+  if (suffix == "K") scale = 1024.0;
+  else if (suffix == "M") scale = 1024.0 * 1024;
+  else if (suffix == "G") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suffix.empty()) usage_error("bad size for " + flag + ": '" + text + "'");
+  if (end == text.c_str() || errno || !(v > 0) || v * scale > 1.8e19) {
+    usage_error("bad size for " + flag + ": '" + text + "'");
+  }
+  return static_cast<uint64_t>(v * scale);
+}
+
+int parse_switch(const std::string& flag, const std::string& v) {
+  if (v == "auto") return FDK_AUTO;
+  if (v == "on") return FDK_ON;
+  if (v == "off") return FDK_OFF;
+  usage_error("bad value for " + flag + ": '" + v + "' (auto, on or off)");
+}
+
+}  // namespace
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error("missing value for " + arg);
+      return argv[++i];
+    };
+    // Geometry flags map onto the INI keys.
+    static const struct {
+      const char* flag;
+      const char* key;
+    } kGeometryFlags[] = {
+        {"--sid", "scan.sid"},
+        {"--sdd", "scan.sdd"},
+        {"--views", "scan.views"},
+        {"--start-angle", "scan.start_angle"},
+        {"--arc", "scan.arc"},
+        {"--direction", "scan.direction"},
+        {"--projection-offset", "scan.projection_offset"},
+        {"--source-offset", "scan.source_offset"},
+        {"--in-plane-angle", "scan.in_plane_angle"},
+        {"--out-of-plane-angle", "scan.out_of_plane_angle"},
+        {"--pixel-size", "detector.pixel_size"},
+        {"--detector-origin", "detector.origin"},
+        {"--volume-size", "volume.size"},
+        {"--voxel-size", "volume.spacing"},
+        {"--volume-origin", "volume.origin"},
+    };
+    bool geometry_flag = false;
+    for (const auto& g : kGeometryFlags) {
+      if (arg == g.flag) {
+        const std::string value = next();
+        try {
+          o.flags.set(g.key, value, g.flag);
+        } catch (const ad::Error& e) {
+          usage_error(e.what());
+        }
+        geometry_flag = true;
+      }
+    }
+    if (geometry_flag) continue;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kHelp, stdout);
+      std::exit(kExitOk);
+    } else if (arg == "--version") {
+      std::printf("fdk-convert (fdk %s)\n", fdk_version_string());
+      std::exit(kExitOk);
+    } else if (arg == "--geometry") {
+      o.geometry_files.push_back(next());
+      if (o.geometry_files.size() > 2) usage_error("--geometry given more than twice");
+    } else if (arg == "--pattern") {
+      o.folder.pattern = next();
+    } else if (arg == "--dark") {
+      o.folder.dark = next();
+    } else if (arg == "--flat") {
+      o.folder.flat = next();
+    } else if (arg == "--i0") {
+      o.folder.preprocess.i0 = parse_number(arg, next());
+      if (!(o.folder.preprocess.i0 > 0)) usage_error("--i0 must be > 0");
+    } else if (arg == "--dark-level") {
+      o.folder.preprocess.dark_level = parse_number(arg, next());
+    } else if (arg == "--input") {
+      const std::string v = next();
+      if (v == "auto") o.folder.kind = ad::ProjectionFolderOptions::Kind::kAuto;
+      else if (v == "raw") o.folder.kind = ad::ProjectionFolderOptions::Kind::kRaw;
+      else if (v == "line-integral") o.folder.kind = ad::ProjectionFolderOptions::Kind::kLineIntegral;
+      else usage_error("bad value for --input: '" + v + "'");
+    } else if (arg == "--min-transmission") {
+      o.folder.preprocess.min_transmission = parse_number(arg, next());
+      if (!(o.folder.preprocess.min_transmission > 0 && o.folder.preprocess.min_transmission < 1)) {
+        usage_error("--min-transmission must lie in (0, 1)");
+      }
+    } else if (arg == "--bad-pixels") {
+      o.folder.bad_pixels = next();
+    } else if (arg == "--crop") {
+      const auto v = parse_list(arg, next(), 4, 4);
+      for (double x : v) {
+        if (x < 0 || x != std::floor(x) || x > 1e9) usage_error("bad value for --crop");
+      }
+      o.folder.preprocess.crop = ad::Region{static_cast<int>(v[0]), static_cast<int>(v[1]),
+                                            static_cast<int>(v[2]), static_cast<int>(v[3])};
+    } else if (arg == "--bin") {
+      const auto v = parse_list(arg, next(), 1, 2);
+      for (double x : v) {
+        if (x < 1 || x != std::floor(x) || x > 1024) usage_error("bad value for --bin");
+      }
+      o.folder.preprocess.bin_u = static_cast<int>(v[0]);
+      o.folder.preprocess.bin_v = static_cast<int>(v.size() > 1 ? v[1] : v[0]);
+    } else if (arg == "--flip-u") {
+      o.folder.preprocess.flip_u = true;
+    } else if (arg == "--flip-v") {
+      o.folder.preprocess.flip_v = true;
+    } else if (arg == "--read-threads") {
+      o.read_threads = parse_int(arg, next(), 1, 256);
+    } else if (arg == "--filter") {
+      const std::string v = next();
+      if (v == "ram-lak") o.window_kind = FDK_WINDOW_RAM_LAK;
+      else if (v == "shepp-logan") o.window_kind = FDK_WINDOW_SHEPP_LOGAN;
+      else if (v == "cosine") o.window_kind = FDK_WINDOW_COSINE;
+      else if (v == "hamming") o.window_kind = FDK_WINDOW_HAMMING;
+      else if (v == "hann") o.window_kind = FDK_WINDOW_HANN;
+      else usage_error("bad value for --filter: '" + v + "'");
+    } else if (arg == "--cutoff") {
+      o.cutoff = parse_number(arg, next());
+      if (!(o.cutoff > 0 && o.cutoff <= 1)) usage_error("--cutoff must lie in (0, 1] (a fraction of Nyquist)");
+    } else if (arg == "--short-scan") {
+      o.short_scan = parse_switch(arg, next());
+    } else if (arg == "--offset-detector") {
+      o.offset_detector = parse_switch(arg, next());
+    } else if (arg == "--padding") {
+      o.padding = parse_number(arg, next());
+      if (!(o.padding >= 0 && o.padding <= 1)) usage_error("--padding must lie in [0, 1] (a fraction of the width)");
+    } else if (arg == "--backend") {
+      const std::string v = next();
+      if (v == "auto") o.backend = FDK_BACKEND_AUTO;
+      else if (v == "cpu") o.backend = FDK_BACKEND_CPU;
+      else if (v == "cuda") o.backend = FDK_BACKEND_CUDA;
+      else usage_error("bad value for --backend: '" + v + "'");
+    } else if (arg == "--gpus") {
+      const std::string v = next();
+      o.gpus.clear();
+      if (v != "all") {
+        for (double g : parse_list(arg, v, 1, FDK_MAX_DEVICES)) {
+          if (g < 0 || g != std::floor(g) || g > 1024) usage_error("bad value for --gpus");
+          o.gpus.push_back(static_cast<int>(g));
+        }
+      }
+    } else if (arg == "--host-memory") {
+      o.host_memory = parse_size(arg, next());
+    } else if (arg == "--gpu-memory") {
+      o.gpu_memory = parse_size(arg, next());
+    } else if (arg == "--outside-fov") {
+      const std::string v = next();
+      if (v == "backproject") o.outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;
+      else if (v == "zero") o.outside_fov = FDK_OUTSIDE_FOV_ZERO;
+      else usage_error("bad value for --outside-fov: '" + v + "' (backproject or zero)");
+    } else if (arg == "--precision") {
+      const std::string v = next();
+      if (v == "float32") o.precision = FDK_PRECISION_FLOAT32;
+      else if (v == "float16") o.precision = FDK_PRECISION_FLOAT16;
+      else usage_error("bad value for --precision: '" + v + "'");
+    } else if (arg == "--threads") {
+      o.threads = parse_int(arg, next(), 0, 1024);  // the library's limit
+    } else if (arg == "--slab-thickness") {
+      o.slab_thickness = parse_int(arg, next(), 0, 1 << 24);
+    } else if (arg == "--format") {
+      o.format = next();
+      if (o.format != "tiff" && o.format != "bigtiff" && o.format != "mha") {
+        usage_error("bad value for --format: '" + o.format + "' (tiff, bigtiff or mha)");
+      }
+    } else if (arg == "--output-type") {
+      const std::string v = next();
+      if (v == "float32") o.type = ad::VoxelType::kFloat32;
+      else if (v == "uint16") o.type = ad::VoxelType::kUInt16;
+      else usage_error("bad value for --output-type: '" + v + "'");
+    } else if (arg == "--window") {
+      const auto v = parse_list(arg, next(), 2, 2);
+      if (!(v[1] > v[0])) usage_error("--window needs LO < HI");
+      o.have_window = true;
+      o.window_lo = v[0];
+      o.window_hi = v[1];
+    } else if (arg == "--prefix") {
+      o.prefix = next();
+      if (o.prefix.empty() || o.prefix.find('/') != std::string::npos) {
+        usage_error("--prefix must be a plain file name prefix");
+      }
+    } else if (arg == "--compression") {
+      const std::string v = next();
+      if (v == "none") o.compression = ad::TiffWriteOptions::Compression::kNone;
+      else if (v == "lzw") o.compression = ad::TiffWriteOptions::Compression::kLzw;
+      else if (v == "deflate") o.compression = ad::TiffWriteOptions::Compression::kDeflate;
+      else usage_error("bad value for --compression: '" + v + "'");
+    } else if (arg == "--no-preview") {
+      o.preview = false;
+    } else if (arg == "--force") {
+      o.force = true;
+    } else if (arg == "--quiet" || arg == "-q") {
+      o.quiet = true;
+    } else if (arg == "--progress") {
+      const std::string v = next();
+      if (v == "auto") o.progress = fdk_tools::ProgressStyle::kAuto;
+      else if (v == "bar") o.progress = fdk_tools::ProgressStyle::kBar;
+      else if (v == "lines") o.progress = fdk_tools::ProgressStyle::kLines;
+      else if (v == "none") o.progress = fdk_tools::ProgressStyle::kNone;
+      else usage_error("bad value for --progress: '" + v + "'");
+    } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
+      usage_error("unknown option '" + arg + "'");
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 2) {
+    usage_error(positional.size() < 2 ? "expected PROJECTIONS_DIR and OUTPUT_DIR"
+                                      : "unexpected argument '" + positional[2] + "'");
+  }
+  o.projections = positional[0];
+  o.output = positional[1];
+  if (o.type == ad::VoxelType::kUInt16 && !o.have_window) {
+    usage_error("--output-type uint16 needs --window LO,HI (the values mapped to 0 and 65535)");
+  }
+  if (o.quiet) o.progress = fdk_tools::ProgressStyle::kNone;
+  return o;
+}
+
+}  // namespace fdk_convert

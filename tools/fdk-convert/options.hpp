@@ -1,0 +1,68 @@
+// fdk-convert's command line: the exit codes, the failure they travel in,
+// the options and their parser (the help text is in options.cpp).
+#pragma once
+
+#include <fdk/adapters/geometry_io.hpp>
+#include <fdk/adapters/projection_folder.hpp>
+#include <fdk/adapters/tiff_io.hpp>
+#include <fdk/adapters/volume_writer.hpp>
+#include <fdk/fdk.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "progress.hpp"
+
+namespace fdk_convert {
+
+enum ExitCode {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitUsage = 2,
+  kExitInput = 3,
+  kExitOutput = 4,
+  kExitReconstruction = 5,
+  kExitInterrupted = 6,
+};
+
+struct Failure {
+  int code;
+  std::string message;
+};
+
+// Throws Failure{kExitUsage, message}.
+[[noreturn]] void usage_error(const std::string& message);
+
+struct Options {
+  std::string projections, output;
+  std::vector<std::string> geometry_files;
+  fdk::adapters::ScanDescription flags;
+  fdk::adapters::ProjectionFolderOptions folder;
+  int read_threads = 0;
+  int window_kind = FDK_WINDOW_RAM_LAK;
+  double cutoff = 1.0;
+  int short_scan = FDK_AUTO, offset_detector = FDK_AUTO;
+  int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;
+  double padding = 0.0;
+  int backend = FDK_BACKEND_AUTO;
+  std::vector<int> gpus;
+  uint64_t host_memory = 0, gpu_memory = 0;
+  int precision = FDK_PRECISION_FLOAT32;
+  int threads = 0, slab_thickness = 0;
+  std::string format = "tiff";
+  fdk::adapters::VoxelType type = fdk::adapters::VoxelType::kFloat32;
+  bool have_window = false;
+  double window_lo = 0, window_hi = 0;
+  std::string prefix = "slice";
+  fdk::adapters::TiffWriteOptions::Compression compression =
+      fdk::adapters::TiffWriteOptions::Compression::kNone;
+  bool preview = true, force = false, quiet = false;
+  fdk_tools::ProgressStyle progress = fdk_tools::ProgressStyle::kAuto;
+};
+
+// Parses the command line; --help and --version print and exit 0. Throws
+// Failure (kExitUsage) on a bad command line or option value.
+Options parse_options(int argc, char** argv);
+
+}  // namespace fdk_convert
