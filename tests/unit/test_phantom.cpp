@@ -295,6 +295,30 @@ TEST(Phantom, SheppLoganDensitiesAndShape) {
   EXPECT_THROW(fdk::phantom::shepp_logan_3d(0.0), std::invalid_argument);
 }
 
+TEST(Phantom, ModifiedSheppLoganHasTheHigherContrastDensities) {
+  const double s = 90.0;
+  const std::vector<Ellipsoid> ph = fdk::phantom::modified_shepp_logan_3d(s);
+  const std::vector<Ellipsoid> original = fdk::phantom::shepp_logan_3d(s);
+  ASSERT_EQ(ph.size(), original.size());
+  for (size_t k = 0; k < ph.size(); ++k) {  // the same shapes
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_EQ(ph[k].center[a], original[k].center[a]);
+      EXPECT_EQ(ph[k].semi_axes[a], original[k].semi_axes[a]);
+    }
+    EXPECT_EQ(ph[k].angle_deg, original[k].angle_deg);
+  }
+  EXPECT_NEAR(fdk::phantom::density_at(ph, 0.68 * s, 0, 0), 1.0, 1e-12);  // skull
+  EXPECT_NEAR(fdk::phantom::density_at(ph, 0, 0, 0), 0.2, 1e-12);         // brain
+  for (int k : {2, 3}) {  // the large dark ellipsoids
+    EXPECT_NEAR(fdk::phantom::density_at(ph, ph[k].center[0], ph[k].center[1], ph[k].center[2]), 0.0,
+                1e-12);
+  }
+  EXPECT_NEAR(fdk::phantom::density_at(ph, ph[4].center[0], ph[4].center[1], ph[4].center[2]), 0.3,
+              1e-12);
+  EXPECT_NEAR(fdk::phantom::density_at(ph, -0.08 * s, -0.25 * s, 0.65 * s), 0.3, 1e-12);
+  EXPECT_THROW(fdk::phantom::modified_shepp_logan_3d(-1.0), std::invalid_argument);
+}
+
 TEST(Phantom, DistanceToSurface) {
   using fdk::phantom::distance_to_surface;
   const Ellipsoid s = sphere(1, 2, 3, 4.0, 1.0);

@@ -17,6 +17,7 @@
 #include <fdk/fdk.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -518,7 +519,14 @@ int run(const Options& o) {
   // ---- slabs out ---------------------------------------------------------------------------
   int32_t slabs = 0;
   if (const fdk_status s = fdk_slab_count(lib.ctx, &slabs); s != FDK_OK) lib.fail("fdk_slab_count", s);
-  fdk_tools::PreviewCollector preview(volume);
+  std::array<int, 3> preview_at{-1, -1, -1};  // the centre
+  if (o.have_preview_at) {
+    for (int a = 0; a < 3; ++a) {
+      const double index = std::round((o.preview_at[a] - volume.origin[a]) / volume.spacing[a]);
+      preview_at[a] = index >= 0 && index < volume.size[a] ? static_cast<int>(index) : -1;
+    }
+  }
+  fdk_tools::PreviewCollector preview(volume, preview_at);
   std::vector<float> buffer;
   progress.stage("volume", "planes", volume.size[1]);
   for (int32_t k = 0; k < slabs; ++k) {
@@ -541,8 +549,31 @@ int run(const Options& o) {
   writer->commit();
   std::string preview_path;
   if (o.preview) {
-    preview_path = preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
-                                 o.have_window ? o.window_hi : 0);
+    static const char* kFilterNames[] = {"ram-lak", "shepp-logan", "cosine", "hamming", "hann"};
+    const char* filter = o.window_kind >= 0 && o.window_kind < 5 ? kFilterNames[o.window_kind] : "?";
+    const double seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+    const std::vector<std::string> caption = {
+        "fdk " + std::string(fdk_version_string()) + ", " +
+            (plan.backend == FDK_BACKEND_CUDA ? "CUDA" : "CPU") + ", " + fmt("%.1f", seconds) + " s: " +
+            std::to_string(count) + " views of " + std::to_string(detector.size[0]) + " x " +
+            std::to_string(detector.size[1]) + " pixels of " + fmt("%.4g", detector.spacing[0]) + " mm, " +
+            (have_xml ? std::string("views from an RTK geometry")
+                      : fmt("%.4g", std::fabs(scan.arc_deg)) + " deg") +
+            ", SID " + fmt("%.5g", first_view.sid) + " mm, SDD " + fmt("%.5g", first_view.sdd) + " mm",
+        "volume " + std::to_string(volume.size[0]) + " x " + std::to_string(volume.size[1]) + " x " +
+            std::to_string(volume.size[2]) + " voxels of " + fmt("%.4g", volume.spacing[0]) + " mm, " +
+            filter + " filter" + (o.cutoff < 1 ? " cut at " + fmt("%.3g", o.cutoff) : "") +
+            (plan.short_scan ? ", short scan" : "") + (plan.offset_detector ? ", half fan" : "")};
+    const fdk_tools::PreviewWritten written =
+        preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
+                      o.have_window ? o.window_hi : 0, caption);
+    preview_path = written.path;
+    if (!o.quiet) progress.message("preview: '" + written.path + "', slices crossing at (" +
+                     fmt("%.4g", volume.origin[0] + (preview_at[0] < 0 ? volume.size[0] / 2 : preview_at[0]) * volume.spacing[0]) + ", " +
+                     fmt("%.4g", volume.origin[1] + (preview_at[1] < 0 ? volume.size[1] / 2 : preview_at[1]) * volume.spacing[1]) + ", " +
+                     fmt("%.4g", volume.origin[2] + (preview_at[2] < 0 ? volume.size[2] / 2 : preview_at[2]) * volume.spacing[2]) +
+                     ") mm, window [" + fmt("%.4g", written.lo) + ", " + fmt("%.4g", written.hi) + "] per mm" +
+                     (written.percentiles ? " (the slices' 0.5 and 99.5 percentiles)" : ""));
   }
   progress.stop();
   const auto outputs = writer->outputs();

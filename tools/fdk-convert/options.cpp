@@ -87,6 +87,8 @@ Output:
   --output-type float32|uint16  --window LO,HI (uint16 range and preview)
   --prefix NAME          slice file prefix (default "slice")
   --compression none|lzw|deflate   (TIFF outputs)
+  --preview-at X,Y,Z     where preview.png's three slices cross, in mm
+                         (default: the volume's centre)
   --no-preview  --force (replace existing output)
   --quiet  --progress auto|bar|lines|none  --version  --help
 
@@ -341,6 +343,10 @@ Options parse_options(int argc, char** argv) {
       else if (v == "lzw") o.compression = ad::TiffWriteOptions::Compression::kLzw;
       else if (v == "deflate") o.compression = ad::TiffWriteOptions::Compression::kDeflate;
       else usage_error("bad value for --compression: '" + v + "'");
+    } else if (arg == "--preview-at") {
+      const auto v = parse_list(arg, next(), 3, 3);
+      o.have_preview_at = true;
+      for (int a = 0; a < 3; ++a) o.preview_at[a] = v[a];
     } else if (arg == "--no-preview") {
       o.preview = false;
     } else if (arg == "--force") {

@@ -58,6 +58,8 @@ struct Options {
   fdk::adapters::TiffWriteOptions::Compression compression =
       fdk::adapters::TiffWriteOptions::Compression::kNone;
   bool preview = true, force = false, quiet = false;
+  bool have_preview_at = false;
+  double preview_at[3] = {0, 0, 0};  // mm: where the preview's slices cross
   fdk_tools::ProgressStyle progress = fdk_tools::ProgressStyle::kAuto;
 };
 

@@ -1,12 +1,15 @@
 // Preview image of fdk-convert (see preview.hpp).
 #include "preview.hpp"
 
+#include "font5x7.hpp"
+
 #include <fdk/adapters/error.hpp>
 #include <fdk/adapters/files.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <csetjmp>
+#include <cstdio>
 
 #ifdef FDK_CONVERT_WITH_PNG
 #include <png.h>
@@ -55,7 +58,11 @@ bool encode_png(const Gray& image, std::vector<uint8_t>* out) {
 
 }  // namespace
 
-PreviewCollector::PreviewCollector(const fdk_volume& v, int max_side) : v_(v) {
+PreviewCollector::PreviewCollector(const fdk_volume& v, std::array<int, 3> at, int max_side)
+    : v_(v), at_(at) {
+  for (int a = 0; a < 3; ++a) {
+    if (at_[a] < 0 || at_[a] >= v.size[a]) at_[a] = v.size[a] / 2;
+  }
   const int largest = std::max({v.size[0], v.size[1], v.size[2]});
   step_ = std::max(1, (largest + max_side - 1) / max_side);
   px_ = (v.size[0] + step_ - 1) / step_;
@@ -67,11 +74,11 @@ PreviewCollector::PreviewCollector(const fdk_volume& v, int max_side) : v_(v) {
 }
 
 void PreviewCollector::add_planes(int y_begin, int y_end, const float* data) {
-  const int nx = v_.size[0], ny = v_.size[1], nz = v_.size[2];
+  const int nx = v_.size[0], nz = v_.size[2];
   const size_t plane = static_cast<size_t>(nx) * nz;
   for (int y = y_begin; y < y_end; ++y) {
     const float* p = data + static_cast<size_t>(y - y_begin) * plane;
-    if (y == ny / 2) {
+    if (y == at_[1]) {
       for (int z = 0; z < pz_; ++z) {
         for (int x = 0; x < px_; ++x) {
           axial_[static_cast<size_t>(z) * px_ + x] =
@@ -84,17 +91,66 @@ void PreviewCollector::add_planes(int y_begin, int y_end, const float* data) {
     const int row = py_ - 1 - y / step_;
     for (int x = 0; x < px_; ++x) {
       coronal_[static_cast<size_t>(row) * px_ + x] =
-          p[static_cast<size_t>(nz / 2) * nx + x * step_];
+          p[static_cast<size_t>(at_[2]) * nx + x * step_];
     }
     for (int z = 0; z < pz_; ++z) {
       sagittal_[static_cast<size_t>(row) * pz_ + z] =
-          p[static_cast<size_t>(z * step_) * nx + nx / 2];
+          p[static_cast<size_t>(z * step_) * nx + at_[0]];
     }
   }
 }
 
-std::string PreviewCollector::write(const std::string& base, double lo, double hi) const {
+namespace {
+
+std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", std::fabs(v) < 1e-9 ? 0.0 : v);
+  return b;
+}
+
+// Splits `text` at spaces into lines no wider than `width` pixels.
+std::vector<std::string> wrap(const std::string& text, int width, int scale) {
+  std::vector<std::string> lines;
+  std::string line, word;
+  auto flush_word = [&] {
+    if (word.empty()) return;
+    const std::string joined = line.empty() ? word : line + " " + word;
+    if (!line.empty() && text_width(joined, scale) > width) {
+      lines.push_back(line);
+      line = word;
+    } else {
+      line = joined;
+    }
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') flush_word();
+    else word += c;
+  }
+  flush_word();
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// A scale bar length of 1, 2 or 5 times a power of ten, near a fifth of
+// `extent_mm`.
+double bar_length_mm(double extent_mm) {
+  const double target = extent_mm / 5;
+  const double decade = std::pow(10.0, std::floor(std::log10(target)));
+  double best = decade;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * decade <= target * 1.5) best = m * decade;
+  }
+  return best;
+}
+
+}  // namespace
+
+PreviewWritten PreviewCollector::write(const std::string& base, double lo, double hi,
+                                       const std::vector<std::string>& caption) const {
+  PreviewWritten result;
   if (!(hi > lo)) {
+    result.percentiles = true;
     std::vector<float> all;
     for (const auto* panel : {&axial_, &coronal_, &sagittal_}) {
       for (float v : *panel) {
@@ -113,10 +169,29 @@ std::string PreviewCollector::write(const std::string& base, double lo, double h
       if (!(hi > lo)) hi = lo + 1;
     }
   }
-  const int gap = 4;
+  result.lo = lo;
+  result.hi = hi;
+
+  const int panels_width = px_ + px_ + pz_;
+  // Text at whole-pixel scale: 2 from about 500 pixels across.
+  const int scale = std::max(1, std::min(3, (panels_width + 8) / 500 + 1));
+  const int gap = 4 * scale;
+  const int line_height = (kGlyphHeight + 3) * scale;
+  const int width = std::max(panels_width + 2 * gap, 40 * (kGlyphWidth + 1) * scale);
+  const int top = line_height + scale;  // the panel labels
+  const int panels_height = std::max(pz_, py_);
+
+  std::vector<std::string> lines;
+  for (const std::string& c : caption) {
+    for (const std::string& l : wrap(c, width - 2 * gap, scale)) lines.push_back(l);
+  }
+  const std::string window_line = "window [" + number(lo) + ", " + number(hi) + "] per mm" +
+                                  (result.percentiles ? " (0.5 and 99.5 percentiles)" : " (--window)");
+  for (const std::string& l : wrap(window_line, width - 2 * gap, scale)) lines.push_back(l);
+
   Gray image;
-  image.width = px_ + gap + px_ + gap + pz_;
-  image.height = std::max(pz_, py_);
+  image.width = width;
+  image.height = top + panels_height + gap + static_cast<int>(lines.size()) * line_height + gap;
   image.pixels.assign(static_cast<size_t>(image.width) * image.height, 0);
   auto blit = [&](const std::vector<float>& panel, int w, int h, int x0) {
     for (int r = 0; r < h; ++r) {
@@ -124,14 +199,53 @@ std::string PreviewCollector::write(const std::string& base, double lo, double h
         const double v = panel[static_cast<size_t>(r) * w + c];
         double g = std::isfinite(v) ? (v - lo) / (hi - lo) : 0.0;
         g = std::min(1.0, std::max(0.0, g));
-        image.pixels[static_cast<size_t>(r) * image.width + x0 + c] =
+        image.pixels[static_cast<size_t>(top + r) * image.width + x0 + c] =
             static_cast<uint8_t>(std::lround(255.0 * g));
       }
     }
   };
-  blit(axial_, px_, pz_, 0);
-  blit(coronal_, px_, py_, px_ + gap);
-  blit(sagittal_, pz_, py_, 2 * (px_ + gap));
+  const int x_axial = 0, x_coronal = px_ + gap, x_sagittal = 2 * (px_ + gap);
+  blit(axial_, px_, pz_, x_axial);
+  blit(coronal_, px_, py_, x_coronal);
+  blit(sagittal_, pz_, py_, x_sagittal);
+  auto text = [&](int x, int y, const std::string& t, uint8_t ink = 255) {
+    draw_text(image.pixels, image.width, image.height, x, y, t, scale, ink);
+  };
+  auto position = [&](int axis) { return number(v_.origin[axis] + at_[axis] * v_.spacing[axis]); };
+  text(x_axial, scale, "axial y=" + position(1) + " mm");
+  text(x_coronal, scale, "coronal z=" + position(2) + " mm");
+  text(x_sagittal, scale, "sagittal x=" + position(0) + " mm");
+
+  // Scale bar at the axial slice's lower left: white on a black outline, so
+  // it shows on any background.
+  {
+    const double pixel_mm = v_.spacing[0] * step_;
+    const double length = bar_length_mm(px_ * pixel_mm);
+    const int bar = static_cast<int>(std::lround(length / pixel_mm));
+    const int thick = 2 * scale, x0 = x_axial + 3 * scale;
+    const int y0 = top + pz_ - 3 * scale - thick;
+    if (bar >= 4 && bar < px_ - 6 * scale && y0 - line_height > top) {
+      for (int y = y0 - 1; y <= y0 + thick; ++y) {
+        for (int x = x0 - 1; x <= x0 + bar; ++x) {
+          const bool inside = y >= y0 && y < y0 + thick && x >= x0 && x < x0 + bar;
+          image.pixels[static_cast<size_t>(y) * image.width + x] = inside ? 255 : 0;
+        }
+      }
+      const std::string label = number(length) + " mm";
+      const int ly = y0 - line_height;
+      for (int y = ly - scale; y < ly + kGlyphHeight * scale + scale; ++y) {  // a dark backing
+        for (int x = x0 - scale; x < x0 + text_width(label, scale); ++x) {
+          image.pixels[static_cast<size_t>(y) * image.width + x] = 0;
+        }
+      }
+      text(x0, ly, label);
+    }
+  }
+  int y = top + panels_height + gap;
+  for (const std::string& l : lines) {
+    text(gap, y, l, 220);
+    y += line_height;
+  }
 
   std::vector<uint8_t> bytes;
 #ifdef FDK_CONVERT_WITH_PNG
@@ -149,7 +263,8 @@ std::string PreviewCollector::write(const std::string& base, double lo, double h
   fdk::adapters::OutputFile f(path);
   f.write(bytes.data(), bytes.size());
   f.commit();
-  return path;
+  result.path = path;
+  return result;
 }
 
 }  // namespace fdk_tools

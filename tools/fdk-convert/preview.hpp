@@ -1,29 +1,44 @@
-// The preview image of fdk-convert: the three central orthogonal slices
-// side by side, windowed to 8 bits, written as PNG (PGM without libpng).
+// The preview image of fdk-convert: three orthogonal slices side by side
+// (central ones by default), windowed to 8 bits, each labelled with its
+// plane, a scale bar on the axial slice and a caption of the scan's figures
+// and the window; written as PNG (PGM without libpng).
 #pragma once
 
 #include <fdk/fdk.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace fdk_tools {
 
-// Collects the three central slices while slabs stream past, subsampled so
-// no panel side exceeds `max_side` pixels.
+struct PreviewWritten {
+  std::string path;
+  double lo = 0, hi = 0;  // the window used
+  bool percentiles = false;  // chosen from the slices' 0.5 and 99.5 percentiles
+};
+
+// Collects three orthogonal slices while slabs stream past, subsampled so no
+// panel side exceeds `max_side` pixels.
 class PreviewCollector {
  public:
-  PreviewCollector(const fdk_volume& volume, int max_side = 768);
+  // The slices cross at voxel `at` (x, y, z indices); the volume's centre
+  // when an index is outside the volume (e.g. -1).
+  PreviewCollector(const fdk_volume& volume, std::array<int, 3> at = {-1, -1, -1},
+                   int max_side = 768);
   // Planes [y_begin, y_end) of the volume (x fastest, then z).
   void add_planes(int y_begin, int y_end, const float* data);
-  // Writes `path` + (".png" or ".pgm"); returns the path written. The window
-  // is [lo, hi]; lo >= hi picks the 0.5 and 99.5 percentiles. Throws
+  // Writes `path` + (".png" or ".pgm"). The window is [lo, hi]; lo >= hi
+  // picks the slices' 0.5 and 99.5 percentiles. `caption` lines go under the
+  // slices (wrapped at spaces), followed by a line giving the window. Throws
   // fdk::adapters::Error(kOutput).
-  std::string write(const std::string& path_without_extension, double lo, double hi) const;
+  PreviewWritten write(const std::string& path_without_extension, double lo, double hi,
+                       const std::vector<std::string>& caption = {}) const;
 
  private:
   fdk_volume v_;
+  std::array<int, 3> at_;
   int step_;      // subsampling
   int px_, py_, pz_;  // panel sizes after subsampling along x, y, z
   std::vector<float> axial_, coronal_, sagittal_;

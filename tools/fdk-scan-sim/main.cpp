@@ -54,7 +54,8 @@ struct Failure {
 const char* kHelp = R"(usage: fdk-scan-sim OUTPUT_DIR [options]          (a TIFF folder)
        fdk-scan-sim --live [OUTPUT_DIR] [options]   (drive libfdk_frames)
 
-Simulates a circular cone-beam scan of the 3D Shepp-Logan head phantom and
+Simulates a circular cone-beam scan of the 3D Shepp-Logan head phantom (the
+original densities, or Toft's higher-contrast ones with --phantom modified) and
 renders raw detector frames: I = dark + gain * I0 * exp(-p) with per-pixel
 dark current and gain, Poisson-like noise and read noise, reproducible for a
 given --seed.
@@ -69,13 +70,16 @@ OUTPUT_DIR/scan.ini. Reconstruct with, e.g.:
 Live mode pushes each frame (index, encoder angle, timestamp) through the
 frame-callback adapter (libfdk_frames) at --rate frames per second,
 reconstructs, writes OUTPUT_DIR/volume.mha if OUTPUT_DIR is given, and checks
-the phantom's brain value (1.02) in the central region:
+the phantom's brain value (1.02, or 0.2 modified) in the central region:
   fdk-scan-sim --live --views 360 --rate 100 --drop-every 17 --shuffle 4
 
 Scanner:
   --views N (180)  --detector COLS[,ROWS] (128)  --pixel-size MM (0.8)
   --sid MM (500)  --sdd MM (800)  --arc DEG (360)  --start-angle DEG (0)
   --scale MM       phantom size (default: fits the field of view)
+  --phantom shepp-logan|modified   (default shepp-logan: skull 2.0, brain
+                       1.02, features 1.00-1.03; modified: skull 1.0, brain
+                       0.2, features 0.0-0.3, visible through the noise)
   --mu PER_MM (0.02)   attenuation per unit density: values reconstruct as
                        density * mu (the brain, 1.02, as 0.0204 /mm)
   --i0 COUNTS (20000)  --dark-level COUNTS (100)  --gain-spread F (0.1)
@@ -160,6 +164,11 @@ Options parse(int argc, char** argv) {
       o.model.first_angle = number(a, next());
     } else if (a == "--scale") {
       o.model.phantom_scale = positive(number(a, next()));
+    } else if (a == "--phantom") {
+      const std::string v = next();
+      if (v == "shepp-logan") o.model.modified_phantom = false;
+      else if (v == "modified") o.model.modified_phantom = true;
+      else usage_error("bad value for --phantom: '" + v + "' (shepp-logan or modified)");
     } else if (a == "--mu") {
       o.model.mu = positive(number(a, next()));
     } else if (a == "--i0") {
@@ -259,7 +268,8 @@ ad::ScanDescription description_of(const fdk_sim::ScannerModel& m) {
   d.arc = std::fabs(m.arc);
   d.direction = m.arc < 0 ? -1 : 1;
   d.pixel_size = std::array<double, 2>{m.pixel, m.pixel};
-  d.detector_size = std::array<int, 2>{m.columns, m.rows};
+  // No detector.size: it would check the processed projections, so a user's
+  // --crop or --bin on the sample would fail against it.
   return d;
 }
 
@@ -343,7 +353,8 @@ int run_folder(const Options& o) {
               "(the brain reconstructs as %.4g/mm), written to '%s' in %.1f s\n",
               o.model.views, o.model.columns, o.model.rows,
               o.line_integrals ? "line integrals" : o.float_samples ? "float32 raw" : "uint16 raw",
-              scanner.phantom_scale(), o.model.mu, 1.02 * o.model.mu, o.output.c_str(), s);
+              scanner.phantom_scale(), o.model.mu, scanner.brain_density() * o.model.mu,
+              o.output.c_str(), s);
   return 0;
 }
 #endif

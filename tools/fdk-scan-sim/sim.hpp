@@ -20,6 +20,8 @@ struct ScannerModel {
   int views = 180;
   double first_angle = 0, arc = 360;
   double phantom_scale = 0;     // mm; 0 = fit the field of view
+  // Toft's higher-contrast densities instead of the original ones (fdk/phantom.hpp).
+  bool modified_phantom = false;
   // Attenuation per unit of phantom density (1/mm): the line integrals are
   // mu * density * length. 0.02/mm makes density 1 roughly water at 70 keV,
   // so the brain (1.02) reconstructs as 0.0204/mm.
@@ -89,7 +91,8 @@ class Scanner {
       const double height = half_v * m.sid / m.sdd;
       scale_ = 0.9 * std::min(radius / 0.90, height / 0.92);
     }
-    phantom_ = fdk::phantom::shepp_logan_3d(scale_);
+    phantom_ = m.modified_phantom ? fdk::phantom::modified_shepp_logan_3d(scale_)
+                                  : fdk::phantom::shepp_logan_3d(scale_);
     // Per-pixel dark offset and gain: a smooth pattern plus a fixed random
     // part, from the seed.
     Random r(m.seed ^ 0xD1B54A32D192ED03ull);
@@ -108,6 +111,8 @@ class Scanner {
 
   const fdk_config& config() const { return config_; }
   double phantom_scale() const { return scale_; }
+  // The brain's density (skull + brain ellipsoids): 1.02, or 0.2 modified.
+  double brain_density() const { return phantom_[0].density + phantom_[1].density; }
   const std::vector<fdk::phantom::Ellipsoid>& phantom() const { return phantom_; }
   fdk_view view(int i) const { return fdk::phantom::view_of(config_, i); }
 

@@ -103,26 +103,29 @@ void check_detector(const fdk_detector& d) {
 
 }  // namespace
 
-std::vector<Ellipsoid> shepp_logan_3d(double scale) {
+namespace {
+
+// The ellipsoids of Kak & Slaney's table with the given ten densities.
+std::vector<Ellipsoid> kak_slaney_3d(double scale, const double (&densities)[10],
+                                     const char* who) {
   if (!(scale > 0.0) || !std::isfinite(scale))
-    throw std::invalid_argument("shepp_logan_3d: scale must be > 0");
+    throw std::invalid_argument(std::string(who) + ": scale must be > 0");
   // Kak & Slaney's 3D table: semi-axes (A, B, C), centre (x, y, z), angle
-  // about their z (the head axis), with the original 2D Shepp-Logan
-  // densities.
+  // about their z (the head axis).
   struct Row {
-    double a, b, c, x, y, z, angle, density;
+    double a, b, c, x, y, z, angle;
   };
   static const Row kTable[10] = {
-      {0.6900, 0.920, 0.900, 0.00, 0.000, 0.000, 0.0, 2.00},
-      {0.6624, 0.874, 0.880, 0.00, 0.000, 0.000, 0.0, -0.98},
-      {0.4100, 0.160, 0.210, -0.22, 0.000, -0.250, 108.0, -0.02},
-      {0.3100, 0.110, 0.220, 0.22, 0.000, -0.250, 72.0, -0.02},
-      {0.2100, 0.250, 0.500, 0.00, 0.350, -0.250, 0.0, 0.01},
-      {0.0460, 0.046, 0.046, 0.00, 0.100, -0.250, 0.0, 0.01},
-      {0.0460, 0.023, 0.020, -0.08, -0.650, -0.250, 0.0, 0.01},
-      {0.0460, 0.023, 0.020, 0.06, -0.650, -0.250, 90.0, 0.01},
-      {0.0560, 0.040, 0.100, 0.06, -0.105, 0.625, 90.0, 0.01},
-      {0.0560, 0.056, 0.100, 0.00, 0.100, 0.625, 0.0, 0.01},
+      {0.6900, 0.920, 0.900, 0.00, 0.000, 0.000, 0.0},
+      {0.6624, 0.874, 0.880, 0.00, 0.000, 0.000, 0.0},
+      {0.4100, 0.160, 0.210, -0.22, 0.000, -0.250, 108.0},
+      {0.3100, 0.110, 0.220, 0.22, 0.000, -0.250, 72.0},
+      {0.2100, 0.250, 0.500, 0.00, 0.350, -0.250, 0.0},
+      {0.0460, 0.046, 0.046, 0.00, 0.100, -0.250, 0.0},
+      {0.0460, 0.023, 0.020, -0.08, -0.650, -0.250, 0.0},
+      {0.0460, 0.023, 0.020, 0.06, -0.650, -0.250, 90.0},
+      {0.0560, 0.040, 0.100, 0.06, -0.105, 0.625, 90.0},
+      {0.0560, 0.056, 0.100, 0.00, 0.100, 0.625, 0.0},
   };
   // (x, y, z)_KS -> (x, z, -y)_ours: a proper rotation taking the head axis
   // to our y. A rotation by angle about z_KS (x_KS towards y_KS = -z_ours)
@@ -130,7 +133,8 @@ std::vector<Ellipsoid> shepp_logan_3d(double scale) {
   // kept.
   std::vector<Ellipsoid> out;
   out.reserve(10);
-  for (const Row& r : kTable) {
+  for (int k = 0; k < 10; ++k) {
+    const Row& r = kTable[k];
     Ellipsoid e{};
     e.center[0] = r.x * scale;
     e.center[1] = r.z * scale;
@@ -140,10 +144,27 @@ std::vector<Ellipsoid> shepp_logan_3d(double scale) {
     e.semi_axes[1] = r.c * scale;
     e.semi_axes[2] = r.b * scale;
     e.angle_deg = r.angle;
-    e.density = r.density;
+    e.density = densities[k];
     out.push_back(e);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Ellipsoid> shepp_logan_3d(double scale) {
+  static const double kOriginal[10] = {2.0, -0.98, -0.02, -0.02, 0.01,
+                                       0.01, 0.01, 0.01, 0.01, 0.01};
+  return kak_slaney_3d(scale, kOriginal, "shepp_logan_3d");
+}
+
+std::vector<Ellipsoid> modified_shepp_logan_3d(double scale) {
+  // Toft's higher-contrast densities (also those of MATLAB's "Modified
+  // Shepp-Logan"): the interior differs by 0.1 of the skull instead of
+  // 0.01 of 2.
+  static const double kModified[10] = {1.0, -0.8, -0.2, -0.2, 0.1,
+                                       0.1, 0.1, 0.1, 0.1, 0.1};
+  return kak_slaney_3d(scale, kModified, "modified_shepp_logan_3d");
 }
 
 bool contains(const Ellipsoid& e, double x, double y, double z) {

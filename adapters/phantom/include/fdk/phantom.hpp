@@ -50,6 +50,13 @@ struct Ellipsoid {
 // the large dark ellipsoids, [4] the large 1.03 one, [5..9] the small ones.
 std::vector<Ellipsoid> shepp_logan_3d(double scale);
 
+// The same ellipsoids with Toft's "modified" (higher-contrast) densities
+// 1.0, -0.8, -0.2, -0.2, 0.1 x 6: skull 1.0, brain 0.2, the two large dark
+// ellipsoids 0.0, the others 0.3. The interior structures differ from the
+// brain by 10 % of the skull (0.5 % in the original), so they stay visible
+// in a noisy scan: the phantom of the README's sample.
+std::vector<Ellipsoid> modified_shepp_logan_3d(double scale);
+
 // True when (x, y, z) lies inside or on the ellipsoid.
 bool contains(const Ellipsoid& e, double x, double y, double z);
 
