@@ -211,7 +211,7 @@ std::vector<ConvertRow> convert_rows() {
   add("geometry_ini_unknown_key", [](const Workspace& w) { write_file(w / "scan.ini", "sidd = 500\n"); return good_args(w); }, 3, "sidd");
   add("geometry_ini_bad_value", [](const Workspace& w) { write_file(w / "scan.ini", "sid = abc\nsdd = 750\n"); return good_args(w); }, 3, "scan.ini");
   add("geometry_views_mismatch", [](const Workspace& w) { return good_args(w) + " --views 13"; }, 3, "13");
-  add("geometry_is_a_folder", [](const Workspace& w) { return good_args(w) + " --geometry " + (w / "proj"); }, 2, "proj");
+  add("geometry_is_a_folder", [](const Workspace& w) { return good_args(w) + " --geometry " + (w / "proj"); }, 3, "is a folder");
   add("projection_unreadable",
       [](const Workspace& w) {
         // /proc/self/mem is a regular file whose first page cannot be read
@@ -250,8 +250,8 @@ std::vector<ConvertRow> convert_rows() {
       },
       4, "file");
 
-  // The reconstruction refused.
-  flag("host_memory_tiny", "--host-memory 1K", 5, "budget");
+  // The budget cannot hold the reconstruction: refused at the start.
+  flag("host_memory_tiny", "--host-memory 1K", 7, "--host-memory");
   return rows;
 }
 

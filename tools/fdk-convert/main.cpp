@@ -30,6 +30,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,17 @@ namespace {
 constexpr int kMaxExtent = 65536;
 
 std::atomic<int> g_signal{0};
+// --progress json: the failure is also an "error" event on stdout.
+bool g_json_events = false;
+
+void report_failure(int code, const std::string& message, const char* hint = "") {
+  std::fprintf(stderr, "fdk-convert: %s%s\n", message.c_str(), hint);
+  if (g_json_events) {
+    std::printf("{\"event\":\"error\",\"exit_code\":%d,\"message\":%s}\n", code,
+                fdk_tools::json_string(message).c_str());
+    std::fflush(stdout);
+  }
+}
 extern "C" void on_signal(int sig) { g_signal.store(sig); }
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -57,6 +69,79 @@ bool ends_with(const std::string& s, const char* suffix) {
     if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i]) return false;
   }
   return true;
+}
+
+// The first character of a file that is not white space (0 when none or
+// unreadable: the reader that follows names the problem).
+char first_non_blank_character(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return 0;
+  int c;
+  while ((c = std::fgetc(f)) != EOF && std::isspace(c)) {
+  }
+  std::fclose(f);
+  return c == EOF ? 0 : static_cast<char>(c);
+}
+
+// A --host-memory value of at least `bytes`, rounded up to two significant
+// figures in MiB or GiB.
+std::string size_flag(uint64_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024);
+  const bool gib = mib >= 1024;
+  double v = gib ? mib / 1024 : mib;
+  const double unit = std::pow(10.0, std::floor(std::log10(std::max(v, 1.0))) - 1);
+  v = std::ceil(v / unit - 1e-9) * unit;
+  char b[32];
+  std::snprintf(b, sizeof b, "%.10g%s", v, gib ? "G" : "M");
+  return b;
+}
+
+// The smallest host budget, within 2 %, whose plan reaches `fit` (the
+// library's fdk_store_fit: FITS or LIKELY) for `config`, asking the
+// library's own planner; 0 when none below 64 TiB does (or the library
+// refuses the configuration for another reason).
+uint64_t smallest_fitting_host_budget(fdk_config config, int32_t fit) {
+  auto reaches = [&](uint64_t budget) {
+    config.host_memory_budget = budget;
+    fdk_context* ctx = nullptr;
+    if (fdk_create(&config, &ctx) != FDK_OK) return false;
+    fdk_plan_info plan{};
+    plan.struct_size = sizeof plan;
+    const bool ok = fdk_get_plan_info(ctx, &plan) == FDK_OK && plan.store_fit <= fit;
+    fdk_destroy(ctx);
+    return ok;
+  };
+  uint64_t lo = std::max<uint64_t>(config.host_memory_budget, 1) , hi = lo;
+  const uint64_t limit = uint64_t{64} << 40;
+  while (!reaches(hi)) {
+    lo = hi;
+    if (hi >= limit) return 0;
+    hi = std::max<uint64_t>(hi * 2, uint64_t{16} << 20);
+  }
+  while (hi - lo > hi / 50) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (reaches(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+// What would hold the scan: "; --host-memory A holds ... , B every view as
+// float32; or make the views smaller (--bin, --crop)".
+std::string budget_advice(const fdk_config& config) {
+  fdk_config reduce = config, strict = config;
+  reduce.store_policy = FDK_STORE_REDUCE_PRECISION;
+  strict.store_policy = FDK_STORE_STRICT;
+  // FITS is the worst case of every view: float16 where needed under
+  // REDUCE_PRECISION, float32 under STRICT.
+  const uint64_t any = smallest_fitting_host_budget(reduce, FDK_STORE_FITS);
+  const uint64_t f32 = smallest_fitting_host_budget(strict, FDK_STORE_FITS);
+  std::string advice;
+  if (any) advice += "; --host-memory " + size_flag(any) + " holds every view for certain (as float16 where needed)";
+  if (f32 && (!any || size_flag(f32) != size_flag(any))) {
+    advice += ", --host-memory " + size_flag(f32) + " every view as float32";
+  }
+  return advice + "; or make the views smaller (--bin, --crop)";
 }
 
 std::string describe_status(fdk_status s, const char* message) {
@@ -186,14 +271,22 @@ int run(const Options& o) {
   std::vector<fdk_view> xml_views;
   bool have_xml = false;
   for (const std::string& g : o.geometry_files) {
-    if (ends_with(g, ".xml")) {
+    // A geometry file that cannot be read is unusable input (3) whatever its
+    // name; an unknown extension is told apart by its first character.
+    if (!ad::is_regular_file(g)) {
+      throw Failure{kExitInput, "the geometry file '" + g + "' " +
+                                    (ad::is_directory(g) ? "is a folder" : "does not exist")};
+    }
+    bool xml = ends_with(g, ".xml");
+    if (!xml && !ends_with(g, ".ini") && !ends_with(g, ".cfg") && !ends_with(g, ".txt")) {
+      xml = first_non_blank_character(g) == '<';
+    }
+    if (xml) {
       if (have_xml) usage_error("two XML geometry files given");
       xml_views = ad::read_rtk_geometry(g);
       have_xml = true;
-    } else if (ends_with(g, ".ini") || ends_with(g, ".cfg") || ends_with(g, ".txt")) {
-      desc.merge(ad::read_scan_ini(g));
     } else {
-      usage_error("--geometry '" + g + "': expected an RTK .xml file or an .ini description");
+      desc.merge(ad::read_scan_ini(g));
     }
   }
   desc.merge(o.flags);
@@ -363,12 +456,15 @@ int run(const Options& o) {
     // and was checked above; a value the library still refuses is reported
     // as a bad option value (2), never as a failed reconstruction (5).
     const bool refused = s == FDK_ERROR_INVALID_ARGUMENT || s == FDK_ERROR_OUT_OF_RANGE;
-    throw Failure{refused ? kExitUsage : kExitReconstruction,
-                  "cannot set up the reconstruction: " + describe_status(s, fdk_last_create_error())};
+    std::string message = "cannot set up the reconstruction: " + describe_status(s, fdk_last_create_error());
+    if (s == FDK_ERROR_BUDGET) throw Failure{kExitBudget, message + budget_advice(config)};
+    throw Failure{refused ? kExitUsage : kExitReconstruction, message};
   }
   fdk_plan_info plan{};
   plan.struct_size = sizeof plan;
   if (const fdk_status s = fdk_get_plan_info(lib.ctx, &plan); s != FDK_OK) lib.fail("fdk_get_plan_info", s);
+  const double raw_projection_bytes = 4.0 * count * detector.size[0] * detector.size[1];
+  std::string progress_json_plan;
   say("detector: " + std::to_string(detector.size[0]) + " x " + std::to_string(detector.size[1]) +
       " pixels of " + fmt("%.4g", detector.spacing[0]) + " x " + fmt("%.4g", detector.spacing[1]) +
       " mm; " + (have_xml ? "views from '" + o.geometry_files[0] + "'" : "uniform " +
@@ -409,6 +505,72 @@ int run(const Options& o) {
            ? std::string("the scan fits at the compression typical of noisy projections") +
                  (reduce ? " (views beyond the budget as float16)" : "")
            : std::string("the scan is unlikely to fit, even as float16: give more --host-memory")));
+
+  {
+    std::string devices;
+    fdk_device_stats stats{};
+    stats.struct_size = sizeof stats;
+    if (plan.backend == FDK_BACKEND_CUDA && fdk_get_device_stats(lib.ctx, &stats) == FDK_OK) {
+      for (int d = 0; d < stats.num_devices && d < FDK_MAX_DEVICES; ++d) {
+        devices += (d ? "," : "") + std::to_string(stats.ordinal[d]);
+      }
+    }
+    const double volume_bytes = 4.0 * volume.size[0] * volume.size[1] * volume.size[2];
+    say("plan: " +
+        (plan.backend == FDK_BACKEND_CUDA
+             ? "CUDA on GPU" + std::string(stats.num_devices > 1 ? "s " : " ") + devices + " (" +
+                   bytes_text(plan.gpu_memory_budget) + " budget each), "
+             : "CPU, ") +
+        std::to_string(plan.num_threads) + " threads; projections stored as " +
+        (o.precision == FDK_PRECISION_FLOAT16 ? "float16" : "float32") + ", " +
+        bytes_text(static_cast<uint64_t>(raw_projection_bytes)) + " as float32; volume " +
+        bytes_text(static_cast<uint64_t>(volume_bytes)) + " in " + std::to_string(plan.num_slabs) +
+        " slab" + (plan.num_slabs == 1 ? "" : "s") + "; host budget " + bytes_text(plan.host_memory_budget));
+    progress_json_plan = "{\"event\":\"plan\",\"backend\":" +
+                         fdk_tools::json_string(plan.backend == FDK_BACKEND_CUDA ? "cuda" : "cpu") +
+                         ",\"gpus\":[" + devices + "],\"threads\":" + std::to_string(plan.num_threads) +
+                         ",\"views\":" + std::to_string(count) + ",\"detector\":[" +
+                         std::to_string(detector.size[0]) + "," + std::to_string(detector.size[1]) +
+                         "],\"volume\":[" + std::to_string(volume.size[0]) + "," +
+                         std::to_string(volume.size[1]) + "," + std::to_string(volume.size[2]) +
+                         "],\"voxel_mm\":[" + fdk_tools::json_number(volume.spacing[0]) + "," +
+                         fdk_tools::json_number(volume.spacing[1]) + "," +
+                         fdk_tools::json_number(volume.spacing[2]) + "],\"slabs\":" +
+                         std::to_string(plan.num_slabs) + ",\"slab_planes\":" +
+                         std::to_string(plan.slab_thickness) + ",\"precision\":" +
+                         fdk_tools::json_string(o.precision == FDK_PRECISION_FLOAT16 ? "float16" : "float32") +
+                         ",\"host_budget_bytes\":" + std::to_string(plan.host_memory_budget) +
+                         ",\"gpu_budget_bytes\":" + std::to_string(plan.gpu_memory_budget) +
+                         ",\"store_limit_bytes\":" + std::to_string(plan.store_limit) +
+                         ",\"projection_bytes_float32\":" +
+                         std::to_string(static_cast<uint64_t>(raw_projection_bytes)) + ",\"store_fit\":" +
+                         fdk_tools::json_string(plan.store_fit == FDK_STORE_FITS    ? "fits"
+                                                : plan.store_fit == FDK_STORE_LIKELY ? "likely"
+                                                                                     : "unlikely") +
+                         ",\"short_scan\":" + (plan.short_scan ? "true" : "false") +
+                         ",\"half_fan\":" + (plan.offset_detector ? "true" : "false") + "}";
+  }
+  if (g_json_events) {  // before any work, and before a refusal below
+    std::printf("%s\n", progress_json_plan.c_str());
+    std::fflush(stdout);
+  }
+  // A scan the host budget may not hold fails at the start, with the budget
+  // that would hold it, not after the views that fit: all the views are on
+  // disk, so unlike a live scan there is no reason to gamble on how well
+  // they compress (a scan "likely" to fit ran out at 354 of 360 views in a
+  // test) unless --accept-budget-risk says so.
+  if (plan.store_fit == FDK_STORE_UNLIKELY ||
+      (plan.store_fit == FDK_STORE_LIKELY && !o.accept_budget_risk)) {
+    const std::string fit = plan.store_fit == FDK_STORE_UNLIKELY
+                                ? " for them, too little even at float16"
+                                : " for them: enough only if they compress as well as typical noisy projections "
+                                  "do (--accept-budget-risk to try)";
+    throw Failure{kExitBudget, "the host memory budget cannot hold the projections for certain: the " +
+                                   std::to_string(count) + " views take " +
+                                   bytes_text(static_cast<uint64_t>(raw_projection_bytes)) +
+                                   " as float32 and the budget of " + bytes_text(plan.host_memory_budget) +
+                                   " leaves " + bytes_text(plan.store_limit) + fit + budget_advice(config)};
+  }
 
   // ---- output (opened now so an unwritable folder fails before the work) ------------------
   ad::make_directories(o.output);
@@ -483,6 +645,10 @@ int run(const Options& o) {
       const fdk_status s = fdk_push_projection(lib.ctx, i, pixels, pitch, nullptr);
       if (s == FDK_ERROR_INVALID_ARGUMENT) {  // the projection's values: unusable input
         throw Failure{kExitInput, folder.describe(i) + ": " + describe_status(s, fdk_last_error(lib.ctx))};
+      }
+      if (s == FDK_ERROR_BUDGET) {  // the store filled up after all (worse compression than typical)
+        throw Failure{kExitBudget, "pushing " + folder.describe(i) + " failed: " +
+                                       describe_status(s, fdk_last_error(lib.ctx)) + budget_advice(config)};
       }
       if (s != FDK_OK) {
         Failure f{kExitReconstruction, ""};
@@ -578,6 +744,13 @@ int run(const Options& o) {
   progress.stop();
   const auto outputs = writer->outputs();
   const double seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  {
+    std::string files;
+    for (const std::string& f : outputs) files += (files.empty() ? "" : ",") + fdk_tools::json_string(f);
+    progress.event("{\"event\":\"done\",\"seconds\":" + fdk_tools::json_number(seconds) + ",\"outputs\":[" +
+                   files + "],\"preview\":" +
+                   (preview_path.empty() ? std::string("null") : fdk_tools::json_string(preview_path)) + "}");
+  }
   say("done in " + fmt("%.1f", seconds) + " s: " +
       (outputs.size() > 1 ? "'" + outputs.front() + "' .. '" + outputs.back() + "'"
                           : "'" + outputs.front() + "'") +
@@ -592,10 +765,13 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   try {
     const Options o = parse_options(argc, argv);
+    g_json_events = o.progress == fdk_tools::ProgressStyle::kJson;
+    if (std::getenv("FDK_CONVERT_TEST_INTERNAL_ERROR")) {  // test hook: exit code 1
+      throw std::logic_error("FDK_CONVERT_TEST_INTERNAL_ERROR is set");
+    }
     return run(o);
   } catch (const Failure& f) {
-    std::fprintf(stderr, "fdk-convert: %s%s\n", f.message.c_str(),
-                 f.code == kExitUsage ? " (see --help)" : "");
+    report_failure(f.code, f.message, f.code == kExitUsage ? " (see --help)" : "");
     return f.code;
   } catch (const ad::Error& e) {
     int code = kExitInternal;
@@ -605,13 +781,13 @@ int main(int argc, char** argv) {
       case ad::ErrorKind::kUnsupported: code = kExitInput; break;
       case ad::ErrorKind::kOutput: code = kExitOutput; break;
     }
-    std::fprintf(stderr, "fdk-convert: %s\n", e.what());
+    report_failure(code, e.what());
     return code;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "fdk-convert: out of memory\n");
+    report_failure(kExitReconstruction, "out of memory");
     return kExitReconstruction;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fdk-convert: internal error: %s\n", e.what());
+    report_failure(kExitInternal, std::string("internal error: ") + e.what());
     return kExitInternal;
   }
 }

@@ -80,6 +80,9 @@ Reconstruction:
   --padding F            truncation padding, fraction of the width (default 0)
   --backend auto|cpu|cuda  --gpus all|LIST (e.g. 0,1)
   --host-memory SIZE     --gpu-memory SIZE (bytes, or with K/M/G/T suffix)
+  --accept-budget-risk   run when the host budget holds the projections only
+                         at the compression typical of noisy projections
+                         (refused by default, exit 7, before any work)
   --precision float32|float16   --threads N   --slab-thickness PLANES
 Output:
   --format tiff|bigtiff|mha   (default tiff: OUTPUT_DIR/slice_NNNN.tif;
@@ -90,10 +93,27 @@ Output:
   --preview-at X,Y,Z     where preview.png's three slices cross, in mm
                          (default: the volume's centre)
   --no-preview  --force (replace existing output)
-  --quiet  --progress auto|bar|lines|none  --version  --help
+  --quiet                nothing on stderr but the error, if any
+  --progress auto|bar|lines|none|json  (auto: a bar on a terminal, else a
+                         line every 10 %; json: one JSON object per line on
+                         stdout: plan, progress, stage_done, message, done,
+                         error events, with --quiet too)
+  --version  --help
 
-Exit codes: 0 success, 1 internal error, 2 bad command line, 3 unusable input,
-4 output not writable (incl. full disk), 5 reconstruction failed, 6 interrupted.
+Exit codes:
+  0  success
+  1  unexpected internal error
+  2  bad command line or option value (also: an existing output without
+     --force, geometry not given: no --sid/--sdd/--pixel-size where needed)
+  3  unusable input: projections, dark/flat, bad-pixel map, a geometry file
+     (missing, unreadable, malformed, or contradicting the projections)
+  4  output cannot be written (folder, permissions, full disk)
+  5  the reconstruction failed (library error: backend unavailable, device,
+     out of memory)
+  6  interrupted (SIGINT/SIGTERM)
+  7  the memory budgets cannot hold this reconstruction: refused before any
+     work, with the --host-memory that would fit
+
 Output is written under temporary names and renamed at the end: a failed run
 leaves nothing that looks complete.
 )";
@@ -300,6 +320,8 @@ Options parse_options(int argc, char** argv) {
       }
     } else if (arg == "--host-memory") {
       o.host_memory = parse_size(arg, next());
+    } else if (arg == "--accept-budget-risk") {
+      o.accept_budget_risk = true;
     } else if (arg == "--gpu-memory") {
       o.gpu_memory = parse_size(arg, next());
     } else if (arg == "--outside-fov") {
@@ -359,7 +381,8 @@ Options parse_options(int argc, char** argv) {
       else if (v == "bar") o.progress = fdk_tools::ProgressStyle::kBar;
       else if (v == "lines") o.progress = fdk_tools::ProgressStyle::kLines;
       else if (v == "none") o.progress = fdk_tools::ProgressStyle::kNone;
-      else usage_error("bad value for --progress: '" + v + "'");
+      else if (v == "json") o.progress = fdk_tools::ProgressStyle::kJson;
+      else usage_error("bad value for --progress: '" + v + "' (auto, bar, lines, none or json)");
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
       usage_error("unknown option '" + arg + "'");
     } else {
@@ -375,7 +398,8 @@ Options parse_options(int argc, char** argv) {
   if (o.type == ad::VoxelType::kUInt16 && !o.have_window) {
     usage_error("--output-type uint16 needs --window LO,HI (the values mapped to 0 and 65535)");
   }
-  if (o.quiet) o.progress = fdk_tools::ProgressStyle::kNone;
+  // --quiet silences stderr; JSON lines go to stdout for a wrapper and stay.
+  if (o.quiet && o.progress != fdk_tools::ProgressStyle::kJson) o.progress = fdk_tools::ProgressStyle::kNone;
   return o;
 }
 

@@ -24,6 +24,7 @@ enum ExitCode {
   kExitOutput = 4,
   kExitReconstruction = 5,
   kExitInterrupted = 6,
+  kExitBudget = 7,
 };
 
 struct Failure {
@@ -48,6 +49,7 @@ struct Options {
   int backend = FDK_BACKEND_AUTO;
   std::vector<int> gpus;
   uint64_t host_memory = 0, gpu_memory = 0;
+  bool accept_budget_risk = false;  // run when the store fits only at typical compression
   int precision = FDK_PRECISION_FLOAT32;
   int threads = 0, slab_thickness = 0;
   std::string format = "tiff";

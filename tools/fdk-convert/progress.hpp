@@ -1,5 +1,7 @@
 // Progress display of the command-line tools: a bar with rate and ETA on a
-// terminal, plain lines otherwise (logs, CI), nothing with --quiet.
+// terminal, plain lines otherwise (logs, CI), nothing with --quiet, or JSON
+// lines for a wrapper (--progress json, on stdout: one object per line, see
+// docs/ADAPTERS.md).
 #pragma once
 
 #include <unistd.h>
@@ -10,19 +12,47 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
 namespace fdk_tools {
 
-enum class ProgressStyle { kAuto, kBar, kLines, kNone };
+enum class ProgressStyle { kAuto, kBar, kLines, kNone, kJson };
+
+// `text` as a JSON string literal.
+inline std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      out += b;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// A JSON number (null when not finite).
+inline std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
 
 // Counts go up from other threads (atomics); a monitor thread draws. Stages
 // run one after the other ("reading", "writing").
 class Progress {
  public:
   explicit Progress(ProgressStyle style, std::FILE* out = stderr) : out_(out) {
+    if (style == ProgressStyle::kJson) out_ = stdout;
     if (style == ProgressStyle::kAuto) {
       style = ::isatty(::fileno(out)) ? ProgressStyle::kBar : ProgressStyle::kLines;
     }
@@ -31,10 +61,14 @@ class Progress {
   }
   ~Progress() { stop(); }
 
-  // Starts a stage of `total` items (ends the previous one).
-  void stage(const std::string& name, const std::string& unit, long long total) {
+  // Starts a stage of `total` items (ends the previous one). `poll`, when
+  // given, is asked for the count on every tick of the display (a count the
+  // library keeps, read without waiting), else set() and add() give it.
+  void stage(const std::string& name, const std::string& unit, long long total,
+             std::function<long long()> poll = {}) {
     std::lock_guard<std::mutex> lock(mutex_);
     finish_stage_locked();
+    poll_ = std::move(poll);
     name_ = name;
     unit_ = unit;
     total_ = total;
@@ -51,14 +85,25 @@ class Progress {
     std::lock_guard<std::mutex> lock(mutex_);
     finish_stage_locked();
   }
-  // Prints a message without tearing the bar.
+  // Prints a message without tearing the bar (JSON: a "message" event).
   void message(const std::string& text) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (style_ == ProgressStyle::kJson) {
+      emit_locked("{\"event\":\"message\",\"text\":" + json_string(text) + "}");
+      return;
+    }
     if (style_ == ProgressStyle::kBar && drawn_) std::fprintf(out_, "\r\033[K");
     std::fprintf(out_, "%s\n", text.c_str());
     drawn_ = false;
     std::fflush(out_);
   }
+  // JSON style only: writes one event object (a complete JSON object) as
+  // a line; other styles ignore it.
+  void event(const std::string& json_object) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (style_ == ProgressStyle::kJson) emit_locked(json_object);
+  }
+  bool json() const { return style_ == ProgressStyle::kJson; }
   void stop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -99,8 +144,26 @@ class Progress {
     return b;
   }
 
+  void emit_locked(const std::string& line) {
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+  }
+
+  std::string json_progress(bool final) const {
+    const long long done = done_.load();
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double rate = elapsed > 0 ? done / elapsed : 0.0;
+    const double eta = final ? 0.0 : rate > 0 ? (total_ - done) / rate : NAN;
+    return "{\"event\":\"" + std::string(final ? "stage_done" : "progress") + "\",\"stage\":" +
+           json_string(name_) + ",\"unit\":" + json_string(unit_) + ",\"done\":" + std::to_string(done) +
+           ",\"total\":" + std::to_string(total_) + ",\"fraction\":" +
+           json_number(total_ > 0 ? static_cast<double>(done) / total_ : 1.0) + ",\"elapsed_s\":" +
+           json_number(elapsed) + ",\"eta_s\":" + json_number(eta) + "}";
+  }
+
   void draw_locked() {
     if (!active_ || total_ <= 0) return;
+    if (poll_) done_.store(poll_());
     const long long done = done_.load();
     const double fraction = std::min(1.0, static_cast<double>(done) / total_);
     if (style_ == ProgressStyle::kBar) {
@@ -112,6 +175,12 @@ class Progress {
                    status_text(false).c_str());
       drawn_ = true;
       std::fflush(out_);
+    } else if (style_ == ProgressStyle::kJson) {
+      // Every tick (0.5 s) while the count moves.
+      if (done != last_json_done_) {
+        emit_locked(json_progress(false));
+        last_json_done_ = done;
+      }
     } else if (style_ == ProgressStyle::kLines) {
       // A line every 10 % or every 30 s, whichever comes first.
       const auto now = Clock::now();
@@ -130,7 +199,14 @@ class Progress {
   void finish_stage_locked() {
     if (!active_) return;
     active_ = false;
+    if (poll_) done_.store(poll_());
+    poll_ = nullptr;
+    last_json_done_ = -1;
     if (style_ == ProgressStyle::kNone) return;
+    if (style_ == ProgressStyle::kJson) {
+      emit_locked(json_progress(true));
+      return;
+    }
     if (style_ == ProgressStyle::kBar && drawn_) std::fprintf(out_, "\r\033[K");
     std::fprintf(out_, "%s\n", status_text(true).c_str());
     drawn_ = false;
@@ -156,6 +232,8 @@ class Progress {
   std::atomic<long long> done_{0};
   Clock::time_point start_, last_line_;
   double last_line_fraction_ = -1;
+  long long last_json_done_ = -1;
+  std::function<long long()> poll_;
 };
 
 }  // namespace fdk_tools
