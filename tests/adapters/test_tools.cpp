@@ -486,6 +486,7 @@ TEST(ToolsExitCodes, EveryBadArgumentExits2NamingIt) {
       {" --prefix a/b", "--prefix"},
       {" --prefix ''", "--prefix"},
       {" --compression zip", "--compression"},
+      {" --format stack --compression lzw", "uncompressed"},
       {" --progress fancy", "--progress"},
   };
   for (const Case& c : cases) {

@@ -93,10 +93,11 @@ Output:
                          voxel size in mm, the slice spacing, the origin and
                          the --window as display range. MetaImage and NRRD
                          are in x, y, z order with identity direction, as
-                         rtkfdk writes (ITK, 3D Slicer, SimpleITK, napari)
-  --output-type float32|uint16  --window LO,HI (uint16 range and preview)
+                         rtkfdk writes (ITK, SimpleITK, 3D Slicer, ParaView)
+  --output-type float32|uint16  --window LO,HI (the uint16 range, the
+                         display range in the TIFF metadata, the preview)
   --prefix NAME          slice file prefix (default "slice")
-  --compression none|lzw|deflate   (TIFF outputs)
+  --compression none|lzw|deflate   (formats tiff and bigtiff)
   --no-preview  --force (replace existing output)
   --quiet  --progress auto|bar|lines|none  --version  --help
 
