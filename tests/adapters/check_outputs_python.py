@@ -5,8 +5,9 @@ tifffile: the TIFF slices, the ImageJ stack and the BigTIFF carry ImageJ's
 metadata (is_imagej, unit, spacing, min/max, origin; X/YResolution in pixels
 per mm with ResolutionUnit none) and the right values. SimpleITK, when it is
 importable: the MetaImage (.mha and .mhd + .raw) and the NRRD have size
-(nx, ny, nz), spacing, origin and identity direction, and GetArrayFromImage
-gives [z][y][x], the same voxels as the TIFF slices. Without SimpleITK the
+(nx, ny, nz), spacing, origin and identity direction, GetArrayFromImage
+gives [z][y][x], the same voxels as the TIFF slices, and the .mha has the
+fields and bytes ITK's own writer (so rtkfdk) gives the same grid. Without SimpleITK the
 MetaImage and NRRD are read by hand (plain x, y, z order).
 
 usage: check_outputs_python.py FDK_SCAN_SIM FDK_CONVERT WORK_DIR
@@ -158,9 +159,34 @@ if sitk is not None:
         assert np.allclose(p, (ox + 3 * sx, oy + 5 * sy, oz + 7 * sz)), p
         arr = sitk.GetArrayFromImage(img)
         assert arr.dtype == np.float32 and np.array_equal(arr, xyz), f"{path}: voxels differ from the slices"
+    # What ITK itself (so rtkfdk) writes for this grid: the same fields and
+    # values, the same voxel bytes.
+    ref = sitk.GetImageFromArray(xyz)
+    ref.SetOrigin(origin)
+    ref.SetSpacing((sx, sy, sz))
+    ref_path = os.path.join(work, "itk.mha")
+    sitk.WriteImage(ref, ref_path)
+
+    def mha_fields(path):
+        with open(path, "rb") as f:
+            data = f.read()
+        cut = data.index(b"ElementDataFile = LOCAL\n") + len(b"ElementDataFile = LOCAL\n")
+        fields = dict(line.split(" = ", 1) for line in data[:cut].decode().splitlines())
+        return fields, data[cut:]
+
+    ours, our_voxels = mha_fields(files[0])
+    itks, itk_voxels = mha_fields(ref_path)
+    for key in ("NDims", "BinaryData", "BinaryDataByteOrderMSB", "CompressedData", "TransformMatrix",
+                "AnatomicalOrientation", "DimSize", "ElementType"):
+        assert ours[key] == itks[key], (key, ours[key], itks[key])
+    for key in ("Offset", "CenterOfRotation", "ElementSpacing"):
+        assert np.allclose([float(v) for v in ours[key].split()], [float(v) for v in itks[key].split()],
+                           atol=1e-12), (key, ours[key], itks[key])
+    assert our_voxels == itk_voxels, "the voxels are not laid out as ITK lays them out"
     arr = sitk.GetArrayFromImage(sitk.ReadImage(os.path.join(nrrd16_dir, "volume.nrrd")))
     assert arr.dtype == np.uint16 and np.abs(arr - expect.transpose(1, 0, 2)).max() <= 1
-    print("SimpleITK reads the MetaImage, the .mhd + .raw and the NRRD as rtkfdk's layout")
+    print("SimpleITK reads the MetaImage, the .mhd + .raw and the NRRD as rtkfdk's layout; "
+          "ITK writes the same MetaImage fields and bytes")
 else:
     def header_of(path, end):
         with open(path, "rb") as f:
