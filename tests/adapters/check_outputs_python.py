@@ -202,5 +202,9 @@ else:
     text, raw = header_of(files[2], b"\n\n")
     assert f"sizes: {nx} {ny} {nz}\n" in text and "space: left-posterior-superior\n" in text
     assert np.array_equal(np.frombuffer(raw, dtype="<f4").reshape(nz, ny, nx), xyz)
+    text, raw = header_of(os.path.join(nrrd16_dir, "volume.nrrd"), b"\n\n")
+    assert "type: uint16\n" in text
+    a = np.frombuffer(raw, dtype="<u2").reshape(nz, ny, nx)
+    assert np.abs(a.astype(np.float64) - expect.transpose(1, 0, 2)).max() <= 1
     print("SimpleITK not installed: the MetaImage and NRRD were checked by hand")
 print("tifffile reads the slices, the ImageJ stack and the BigTIFF with ImageJ's metadata: ok")
