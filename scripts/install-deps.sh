@@ -5,7 +5,10 @@
 # Works as root without sudo, or through sudo otherwise.
 set -euo pipefail
 
-packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev libtiff-dev "$@")
+# python3-tifffile and python3-numpy: tests/adapters/check_outputs_python.py
+# (fdk-convert's outputs as tifffile reads them), which skips without them.
+packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev libtiff-dev
+  python3-tifffile python3-numpy "$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -195,13 +195,29 @@ TEST(ToolsEndToEnd, MultiPageInputIniGeometryMetaImageAndBigTiffOutputs) {
     const size_t header = end + std::strlen("ElementDataFile = LOCAL\n");
     ASSERT_EQ(file.size(), header + 4u * kN * kN * kN);
     EXPECT_NE(file.find("DimSize = 64 64 64"), std::string::npos);
+    // (x, y, z) order, as rtkfdk writes: plane y gathers row y of every z.
     BrainRegion brain;
     std::vector<float> plane(kN * kN);
     for (int y = 0; y < kN; ++y) {
-      std::memcpy(plane.data(), file.data() + header + 4u * y * kN * kN, 4u * kN * kN);
+      for (int z = 0; z < kN; ++z) {
+        std::memcpy(plane.data() + z * kN, file.data() + header + 4u * (z * kN + y) * kN, 4u * kN);
+      }
       brain.add_plane(y, plane.data());
     }
     expect_brain(brain);
+    // The same voxels in the .mhd + .raw pair and in the NRRD.
+    const std::string voxels = file.substr(header);
+    r = run(common + " --format mhd --no-preview", dir.path());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(fdk_adapter_test::read_all(dir / "out/volume.raw"), voxels);
+    EXPECT_NE(fdk_adapter_test::read_all(dir / "out/volume.mhd").find("ElementDataFile = volume.raw\n"),
+              std::string::npos);
+    r = run(common + " --format nrrd --no-preview", dir.path());
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string nrrd = fdk_adapter_test::read_all(dir / "out/volume.nrrd");
+    ASSERT_GT(nrrd.size(), voxels.size());
+    EXPECT_EQ(nrrd.substr(nrrd.size() - voxels.size()), voxels);
+    EXPECT_NE(nrrd.find("sizes: 64 64 64\n"), std::string::npos);
   }
   r = run(common + " --format bigtiff --output-type uint16 --window 0,0.04 --compression deflate",
           dir.path());
@@ -547,6 +563,7 @@ TEST(ToolsExitCodes, EveryBadArgumentExits2NamingIt) {
       {" --prefix a/b", "--prefix"},
       {" --prefix ''", "--prefix"},
       {" --compression zip", "--compression"},
+      {" --format stack --compression lzw", "uncompressed"},
       {" --progress fancy", "--progress"},
   };
   for (const Case& c : cases) {
@@ -574,7 +591,7 @@ TEST(ToolsExitCodes, EveryBadArgumentExits2NamingIt) {
 TEST(ToolsExitCodes, FullDiskMidWriteRemovesEverything) {
   TempDir dir;
   ASSERT_EQ(run(kSim + " " + (dir / "scan") + " --views 12 --detector 32 --threads 2", dir.path()).code, 0);
-  for (const char* format : {"tiff", "bigtiff", "mha"}) {
+  for (const char* format : {"tiff", "stack", "bigtiff", "mha", "mhd", "nrrd"}) {
     const Result r =
         run(std::string("FDK_CONVERT_FAIL_AFTER_BYTES=20000 ") + kConvert + " " +
                 (dir / "scan/projections") + " " + (dir / "out") + " --dark " + (dir / "scan/dark") +

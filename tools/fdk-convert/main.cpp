@@ -1,5 +1,5 @@
 // fdk-convert — a folder of TIFF projections in, a reconstructed volume out
-// (a stack of TIFF slices, one BigTIFF, or a MetaImage), slab by slab.
+// (TIFF slices, one multi-page TIFF, a MetaImage or a NRRD), slab by slab.
 //
 // Exit codes (also in --help and docs/ADAPTERS.md):
 //   0 success; 1 unexpected internal error; 2 bad command line or option
@@ -578,6 +578,7 @@ int run(const Options& o) {
   wo.type = o.type;
   wo.window_lo = o.window_lo;
   wo.window_hi = o.window_hi;
+  wo.display_window = o.have_window;
   wo.description = "fdk-convert from '" + o.projections + "'";
   ad::WriteFaultInjection fault;
   if (const char* env = std::getenv("FDK_CONVERT_FAIL_AFTER_BYTES")) {  // test hook
@@ -586,8 +587,8 @@ int run(const Options& o) {
   }
   const std::string first_output =
       o.format == "tiff" ? ad::join_path(o.output, ad::slice_file_name(o.prefix, 0, volume.size[1]))
-      : o.format == "bigtiff" ? ad::join_path(o.output, "volume.tif")
-                              : ad::join_path(o.output, "volume.mha");
+      : o.format == "bigtiff" || o.format == "stack" ? ad::join_path(o.output, "volume.tif")
+                              : ad::join_path(o.output, "volume." + o.format);
   if (!o.force && ad::is_regular_file(first_output)) {
     usage_error("'" + first_output + "' exists; use --force to replace the output");
   }
@@ -600,7 +601,11 @@ int run(const Options& o) {
     writer = ad::make_tiff_slice_writer(o.output, o.prefix, volume, wo, o.compression);
   } else if (o.format == "bigtiff") {
     writer = ad::make_bigtiff_writer(first_output, volume, wo, o.compression);
-  } else {
+  } else if (o.format == "stack") {
+    writer = ad::make_imagej_stack_writer(first_output, volume, wo);
+  } else if (o.format == "nrrd") {
+    writer = ad::make_nrrd_writer(first_output, volume, wo);
+  } else {  // mha, mhd (+ volume.raw)
     writer = ad::make_metaimage_writer(first_output, volume, wo);
   }
 

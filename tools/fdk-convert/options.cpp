@@ -24,8 +24,8 @@ const char* kHelp = R"(usage: fdk-convert PROJECTIONS_DIR OUTPUT_DIR [options]
 
 Reconstructs a cone-beam CT volume (FDK) from a folder of TIFF projections and
 writes it slab by slab (never holding the whole volume) as TIFF slices (one
-file per axial y plane, x across and z down), one multi-page BigTIFF, or a
-MetaImage, plus OUTPUT_DIR/preview.png of the three central slices.
+file per axial y plane, x across and z down), one multi-page TIFF, a
+MetaImage or a NRRD, plus OUTPUT_DIR/preview.png of the three central slices.
 
 Examples:
   # raw uint16 frames with dark and flat folders, geometry from flags
@@ -85,11 +85,22 @@ Reconstruction:
                          (refused by default, exit 7, before any work)
   --precision float32|float16   --threads N   --slab-thickness PLANES
 Output:
-  --format tiff|bigtiff|mha   (default tiff: OUTPUT_DIR/slice_NNNN.tif;
-                         bigtiff: volume.tif; mha: volume.mha)
-  --output-type float32|uint16  --window LO,HI (uint16 range and preview)
+  --format tiff|stack|bigtiff|mha|mhd|nrrd   where the volume goes:
+                         tiff (default): OUTPUT_DIR/slice_NNNN.tif, one per y
+                           plane; stack: volume.tif, one file that ImageJ
+                           opens as a stack (classic TIFF, uncompressed;
+                           BigTIFF from 4 GiB); bigtiff: volume.tif, always
+                           BigTIFF; mha: volume.mha; mhd: volume.mhd +
+                           volume.raw; nrrd: volume.nrrd.
+                         TIFF outputs carry ImageJ metadata: Fiji shows the
+                         voxel size in mm, the slice spacing, the origin and
+                         the --window as display range. MetaImage and NRRD
+                         are in x, y, z order with identity direction, as
+                         rtkfdk writes (ITK, SimpleITK, 3D Slicer, ParaView)
+  --output-type float32|uint16  --window LO,HI (the uint16 range, the
+                         display range in the TIFF metadata, the preview)
   --prefix NAME          slice file prefix (default "slice")
-  --compression none|lzw|deflate   (TIFF outputs)
+  --compression none|lzw|deflate   (formats tiff and bigtiff)
   --preview-at X,Y,Z     where preview.png's three slices cross, in mm
                          (default: the volume's centre)
   --no-preview  --force (replace existing output)
@@ -340,8 +351,10 @@ Options parse_options(int argc, char** argv) {
       o.slab_thickness = parse_int(arg, next(), 0, 1 << 24);
     } else if (arg == "--format") {
       o.format = next();
-      if (o.format != "tiff" && o.format != "bigtiff" && o.format != "mha") {
-        usage_error("bad value for --format: '" + o.format + "' (tiff, bigtiff or mha)");
+      if (o.format != "tiff" && o.format != "stack" && o.format != "bigtiff" && o.format != "mha" &&
+          o.format != "mhd" && o.format != "nrrd") {
+        usage_error("bad value for --format: '" + o.format +
+                    "' (tiff, stack, bigtiff, mha, mhd or nrrd)");
       }
     } else if (arg == "--output-type") {
       const std::string v = next();
@@ -397,6 +410,10 @@ Options parse_options(int argc, char** argv) {
   o.output = positional[1];
   if (o.type == ad::VoxelType::kUInt16 && !o.have_window) {
     usage_error("--output-type uint16 needs --window LO,HI (the values mapped to 0 and 65535)");
+  }
+  if (o.format == "stack" && o.compression != ad::TiffWriteOptions::Compression::kNone) {
+    usage_error("--format stack is written uncompressed (ImageJ opens only uncompressed stacks); "
+                "use --format bigtiff or tiff for --compression");
   }
   // --quiet silences stderr; JSON lines go to stdout for a wrapper and stay.
   if (o.quiet && o.progress != fdk_tools::ProgressStyle::kJson) o.progress = fdk_tools::ProgressStyle::kNone;

@@ -9,6 +9,7 @@
 // a 256 mm cube centred on the isocentre, square detector pixels of
 // 256 * 1.5 / U mm. The phantom's skull spans 0.92 * 120 mm = 110 mm from the
 // centre, inside the field of view.
+#include <fdk/adapters/volume_writer.hpp>
 #include <fdk/fdk.h>
 #include <fdk/phantom.hpp>
 
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,13 +148,6 @@ bool make_directories(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool host_is_big_endian() {
-  const uint32_t one = 1;
-  unsigned char first;
-  std::memcpy(&first, &one, 1);
-  return first == 0;
-}
-
 // "STATUS_NAME: message", without repeating the name when the library's
 // message already starts with it.
 std::string describe(fdk_status status, const char* message) {
@@ -161,35 +156,6 @@ std::string describe(fdk_status status, const char* message) {
   if (text.empty()) return name;
   if (text.compare(0, name.size(), name) == 0) return text;
   return name + ": " + text;
-}
-
-// ---- MetaImage --------------------------------------------------------------------
-// Memory order is x fastest, then z, then y, so the file's index axes are
-// (x, z, y): DimSize and ElementSpacing list them in that order, and
-// TransformMatrix (one row per index axis: its direction in the physical
-// frame) maps them back to physical x, y, z. Offset is the physical position
-// of voxel (0, 0, 0), as ITK's origin.
-bool write_mha_header(FILE* f, const fdk_volume& v) {
-  const int nx = v.size[0], ny = v.size[1], nz = v.size[2];
-  return std::fprintf(
-             f,
-             "ObjectType = Image\n"
-             "NDims = 3\n"
-             "Comment = fdk volume; data in memory order x fastest then z then y, so the index "
-             "axes are (x, z, y) and TransformMatrix maps them to physical (x, y, z)\n"
-             "BinaryData = True\n"
-             "BinaryDataByteOrderMSB = %s\n"
-             "CompressedData = False\n"
-             "TransformMatrix = 1 0 0 0 0 1 0 1 0\n"
-             "Offset = %.10g %.10g %.10g\n"
-             "CenterOfRotation = 0 0 0\n"
-             "ElementSpacing = %.10g %.10g %.10g\n"
-             "DimSize = %d %d %d\n"
-             "ElementNumberOfChannels = 1\n"
-             "ElementType = MET_FLOAT\n"
-             "ElementDataFile = LOCAL\n",
-             host_is_big_endian() ? "True" : "False", v.origin[0], v.origin[1], v.origin[2],
-             v.spacing[0], v.spacing[2], v.spacing[1], nx, nz, ny) > 0;
 }
 
 // ---- preview image --------------------------------------------------------------------
@@ -376,18 +342,19 @@ int run(const Options& o) {
 
   // Read the volume slab by slab: append each to the MetaImage, keep the
   // rows of the three central slices, accumulate the brain statistics.
+  // The shared writer: (x, y, z) order as rtkfdk writes, under a temporary
+  // name until complete.
   const std::string mha_path = o.out_dir + "/volume.mha";
-  FILE* mha = std::fopen(mha_path.c_str(), "wb");
-  if (!mha || !write_mha_header(mha, config.volume)) {
-    std::fprintf(stderr, "fdk-sample: cannot write %s: %s\n", mha_path.c_str(),
-                 std::strerror(errno));
-    if (mha) std::fclose(mha);
+  std::unique_ptr<fdk::adapters::VolumeWriter> mha;
+  try {
+    mha = fdk::adapters::make_metaimage_writer(mha_path, config.volume, {});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fdk-sample: %s\n", e.what());
     fdk_destroy(ctx);
     return 1;
   }
   int32_t slabs = 0;
   if ((status = fdk_slab_count(ctx, &slabs)) != FDK_OK) {
-    std::fclose(mha);
     return fail("fdk_slab_count", status);
   }
   const size_t plane = static_cast<size_t>(n) * n;  // one y plane: z rows of x
@@ -401,21 +368,19 @@ int run(const Options& o) {
     fdk_slab_info info{};
     info.struct_size = sizeof info;
     if ((status = fdk_get_slab_info(ctx, s, &info)) != FDK_OK) {
-      std::fclose(mha);
       return fail("fdk_get_slab_info", status);
     }
     const size_t floats = static_cast<size_t>(info.byte_size / sizeof(float));
     if (buffer.size() < floats) buffer.resize(floats);
     const auto r0 = Clock::now();
     if ((status = fdk_read_slab(ctx, s, buffer.data(), buffer.size() * sizeof(float))) != FDK_OK) {
-      std::fclose(mha);
       return fail("fdk_read_slab", status);
     }
     read_s += since(r0);
-    if (std::fwrite(buffer.data(), sizeof(float), floats, mha) != floats) {
-      std::fprintf(stderr, "fdk-sample: writing %s failed: %s\n", mha_path.c_str(),
-                   std::strerror(errno));
-      std::fclose(mha);
+    try {
+      mha->write_planes(info.y_begin, info.y_end, buffer.data());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fdk-sample: %s\n", e.what());
       fdk_destroy(ctx);
       return 1;
     }
@@ -446,9 +411,10 @@ int run(const Options& o) {
   }
   const double slabs_s = since(t0);
   fdk_destroy(ctx);
-  if (std::fclose(mha) != 0) {
-    std::fprintf(stderr, "fdk-sample: closing %s failed: %s\n", mha_path.c_str(),
-                 std::strerror(errno));
+  try {
+    mha->commit();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fdk-sample: %s\n", e.what());
     return 1;
   }
 
@@ -501,7 +467,7 @@ int run(const Options& o) {
   std::printf("central brain region (%zu voxels): mean %.4f, sd %.4f; phantom %.2f "
               "(error %+.2f%%)\n",
               mask_voxels, mean, sd, brain, 100.0 * error);
-  std::printf("volume:  %s (MetaImage, %d x %d x %d float32, axes x, z, y in the file)\n",
+  std::printf("volume:  %s (MetaImage, %d x %d x %d float32, x, y, z order as rtkfdk's)\n",
               mha_path.c_str(), n, n, n);
   std::printf("preview: %s (axial | coronal | sagittal, window %.3f..%.3f)\n",
               preview_path.c_str(), lo, hi);

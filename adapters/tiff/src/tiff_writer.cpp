@@ -137,9 +137,12 @@ void TiffWriter::add_page(int width, int height, SampleType type, const void* sa
                       static_cast<uint16_t>(is_float ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL));
   }
   if (ok && o.pixel_size_x_mm > 0 && o.pixel_size_y_mm > 0) {
-    ok = TIFFSetField(t, TIFFTAG_RESOLUTIONUNIT, static_cast<uint16_t>(RESUNIT_CENTIMETER)) &&
-         TIFFSetField(t, TIFFTAG_XRESOLUTION, static_cast<float>(10.0 / o.pixel_size_x_mm)) &&
-         TIFFSetField(t, TIFFTAG_YRESOLUTION, static_cast<float>(10.0 / o.pixel_size_y_mm));
+    const double per = o.resolution_per_unit ? 1.0 : 10.0;
+    ok = TIFFSetField(t, TIFFTAG_RESOLUTIONUNIT,
+                      static_cast<uint16_t>(o.resolution_per_unit ? RESUNIT_NONE
+                                                                  : RESUNIT_CENTIMETER)) &&
+         TIFFSetField(t, TIFFTAG_XRESOLUTION, static_cast<float>(per / o.pixel_size_x_mm)) &&
+         TIFFSetField(t, TIFFTAG_YRESOLUTION, static_cast<float>(per / o.pixel_size_y_mm));
   }
   if (ok && !o.description.empty()) {
     ok = TIFFSetField(t, TIFFTAG_IMAGEDESCRIPTION, o.description.c_str());
@@ -233,28 +236,18 @@ std::string slice_file_name(const std::string& prefix, int y, int planes) {
 
 namespace {
 
-std::string plane_description(const fdk_volume& v, const VolumeWriterOptions& o, int y,
-                              bool stack) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer,
-                "fdk volume %s: %d x %d x %d voxels (x, y, z) of %.9g x %.9g x %.9g %s, voxel "
-                "(0,0,0) at (%.9g, %.9g, %.9g); each image is one y plane, x across and z down",
-                stack ? "" : "plane", v.size[0], v.size[1], v.size[2], v.spacing[0],
-                v.spacing[1], v.spacing[2], o.unit.c_str(), v.origin[0], v.origin[1],
-                v.origin[2]);
-  std::string d = buffer;
-  if (!stack) {
-    std::snprintf(buffer, sizeof buffer, "; this is plane y = %d at %.9g %s", y,
-                  v.origin[1] + y * v.spacing[1], o.unit.c_str());
-    d += buffer;
+// The smallest and largest finite values (ImageJ's own default display
+// range for a float image); 0, 0 when there are none.
+void finite_range(const float* p, size_t n, double* lo, double* hi) {
+  float a = INFINITY, b = -INFINITY;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isfinite(p[i])) {
+      a = std::min(a, p[i]);
+      b = std::max(b, p[i]);
+    }
   }
-  if (o.type == VoxelType::kUInt16) {
-    std::snprintf(buffer, sizeof buffer, "; uint16 0..65535 = values %.9g..%.9g", o.window_lo,
-                  o.window_hi);
-    d += buffer;
-  }
-  if (!o.description.empty()) d += "; " + o.description;
-  return d;
+  *lo = a <= b ? a : 0.0;
+  *hi = a <= b ? b : 0.0;
 }
 
 class TiffVolumeWriterBase : public VolumeWriter {
@@ -265,7 +258,19 @@ class TiffVolumeWriterBase : public VolumeWriter {
     tiff_.compression = c;
     tiff_.pixel_size_x_mm = v.spacing[0];
     tiff_.pixel_size_y_mm = v.spacing[2];
+    tiff_.resolution_per_unit = true;
     tiff_.fault = o.fault;
+  }
+  // The display range when the options fix it (uint16, or a window).
+  bool fixed_display_range(double* lo, double* hi) const {
+    if (options_.type == VoxelType::kUInt16) {
+      *lo = 0;
+      *hi = 65535;
+      return true;
+    }
+    *lo = options_.window_lo;
+    *hi = options_.window_hi;
+    return options_.display_window;
   }
   void check_order(int y_begin, int y_end, const std::string& name) {
     if (y_begin != next_y_ || y_end <= y_begin || y_end > volume_.size[1]) {
@@ -307,12 +312,14 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
     check_order(y_begin, y_end, join_path(folder_, prefix_));
     for (int y = y_begin; y < y_end; ++y) {
       const std::string path = join_path(folder_, slice_file_name(prefix_, y, volume_.size[1]));
+      const float* plane = data + static_cast<size_t>(y - y_begin) * plane_size();
+      double lo, hi;
+      if (!fixed_display_range(&lo, &hi)) finite_range(plane, plane_size(), &lo, &hi);
       TiffWriteOptions t = tiff_;
-      t.description = plane_description(volume_, options_, y, false);
+      t.description = imagej_description(volume_, options_, y, 1, lo, hi);
       auto w = std::make_unique<TiffWriter>(path, t);
       SampleType type;
-      const void* samples =
-          plane_samples(data + static_cast<size_t>(y - y_begin) * plane_size(), &type);
+      const void* samples = plane_samples(plane, &type);
       w->add_page(volume_.size[0], volume_.size[2], type, samples);
       w->commit(/*defer_rename=*/true);
       files_.push_back(std::move(w));
@@ -368,7 +375,9 @@ class BigTiffWriter final : public TiffVolumeWriterBase {
       : TiffVolumeWriterBase(v, o, c), path_(path) {
     TiffWriteOptions t = tiff_;
     t.bigtiff = true;
-    t.description = plane_description(volume_, options_, 0, true);
+    double lo, hi;
+    if (!fixed_display_range(&lo, &hi)) lo = hi = 0;  // none: the planes are not seen yet
+    t.description = imagej_description(volume_, options_, 0, volume_.size[1], lo, hi);
     writer_ = std::make_unique<TiffWriter>(path, t);
   }
   ~BigTiffWriter() override { discard(); }

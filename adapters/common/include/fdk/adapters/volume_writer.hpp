@@ -9,13 +9,13 @@
 // without commit) removes what was written.
 //
 // Formats:
-//   - MetaImage (.mha, one file; here, no libtiff needed): the index axes
-//     are the memory order (x, z, y), so DimSize and ElementSpacing list x,
-//     z, y, and TransformMatrix "1 0 0 0 0 1 0 1 0" (row i: the physical
-//     direction of index axis i) maps them back to physical x, y, z; Offset
-//     is the physical position of voxel (0, 0, 0). ITK (and so 3D Slicer,
-//     RTK, SimpleITK) reads it as the correct physical image.
-//   - TIFF slices and one multi-page BigTIFF: fdk/adapters/tiff_io.hpp.
+//   - MetaImage (.mha, one file; or .mhd + .raw beside it) and NRRD (.nrrd,
+//     one file), here, no libtiff needed: the voxels in (x, y, z) order, x
+//     fastest (DimSize / sizes = nx ny nz), identity direction, origin = the
+//     physical position of voxel (0, 0, 0): what rtkfdk writes for the same
+//     grid, so ITK/SimpleITK give the same [z][y][x] array for both. The
+//     library's (x, z, y) slabs land as one positioned write per z.
+//   - TIFF slices and one multi-page file: fdk/adapters/tiff_io.hpp.
 #ifndef FDK_ADAPTERS_VOLUME_WRITER_HPP
 #define FDK_ADAPTERS_VOLUME_WRITER_HPP
 
@@ -38,6 +38,9 @@ enum class VoxelType {
 struct VolumeWriterOptions {
   VoxelType type = VoxelType::kFloat32;
   double window_lo = 0.0, window_hi = 1.0;  // for kUInt16 (lo < hi)
+  // The window is also the display range written for viewers (ImageJ's
+  // min/max) of float32 outputs; else TIFF writers choose one (tiff_io.hpp).
+  bool display_window = false;
   std::string unit = "mm";                  // length unit, for the metadata
   std::string description;                  // free text stored with the data
   WriteFaultInjection* fault = nullptr;     // test hook (files.hpp)
@@ -56,13 +59,19 @@ class VolumeWriter {
   virtual std::vector<std::string> outputs() const = 0;
 };
 
-// A MetaImage file at `path` (ends in .mha).
+// A MetaImage at `path`: one file (.mha), or, when `path` ends in .mhd,
+// that header and the voxels in the .raw of the same name.
 std::unique_ptr<VolumeWriter> make_metaimage_writer(const std::string& path,
                                                     const fdk_volume& volume,
                                                     const VolumeWriterOptions& options);
+// A NRRD file at `path` (.nrrd): raw encoding, LPS space.
+std::unique_ptr<VolumeWriter> make_nrrd_writer(const std::string& path, const fdk_volume& volume,
+                                               const VolumeWriterOptions& options);
 
-// The MetaImage header text (exposed for tests).
-std::string metaimage_header(const fdk_volume& volume, const VolumeWriterOptions& options);
+// The header texts (exposed for tests); `data_file` is ElementDataFile.
+std::string metaimage_header(const fdk_volume& volume, const VolumeWriterOptions& options,
+                             const std::string& data_file = "LOCAL");
+std::string nrrd_header(const fdk_volume& volume, const VolumeWriterOptions& options);
 
 // Float to uint16 through the window (rounding to nearest, clamped).
 void to_uint16(const float* in, size_t count, double lo, double hi, uint16_t* out);

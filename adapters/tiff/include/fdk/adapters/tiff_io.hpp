@@ -88,8 +88,11 @@ struct TiffWriteOptions {
   bool bigtiff = false;
   bool big_endian = false;      // byte order of the file (tests)
   // Resolution tags: pixel sizes in millimetres (0 = none). Stored as
-  // pixels per centimetre with ResolutionUnit = centimetre.
+  // pixels per centimetre with ResolutionUnit = centimetre, or, with
+  // resolution_per_unit, as pixels per unit with ResolutionUnit = none, as
+  // ImageJ writes them (the unit is then the ImageJ description's).
   double pixel_size_x_mm = 0.0, pixel_size_y_mm = 0.0;
+  bool resolution_per_unit = false;
   std::string description;      // ImageDescription
   WriteFaultInjection* fault = nullptr;
 };
@@ -128,9 +131,15 @@ void write_tiff_float(const std::string& path, int width, int height,
 // Volume writers (see volume_writer.hpp):
 //  - a stack of single-page TIFFs "<prefix>_<y>.tif" in `folder`, one per y
 //    plane (x across, z down), y zero-padded to at least 4 digits;
-//  - one multi-page BigTIFF `path`, page y = plane y.
-// Resolution tags carry the x and z voxel sizes; the ImageDescription names
-// the plane, the plane spacing and the origin.
+//  - one multi-page BigTIFF `path`, page y = plane y;
+//  - one ImageJ stack `path`, page y = plane y (make_imagej_stack_writer).
+// All carry ImageJ's metadata (imagej_description): X/YResolution = 1 /
+// the x and z voxel sizes in pixels per unit (ResolutionUnit none), and an
+// ImageDescription with unit, spacing (the y step), origin, display range,
+// then fdk's grid as fdk_* keys. Display range: the window when
+// display_window or uint16 (0..65535); else a slice's own finite min..max,
+// the ImageJ stack's 0.5..99.5 percentiles (of a sample of at most about a
+// million voxels), and none for the BigTIFF (viewers then compute one).
 std::unique_ptr<VolumeWriter> make_tiff_slice_writer(const std::string& folder,
                                                      const std::string& prefix,
                                                      const fdk_volume& volume,
@@ -142,6 +151,25 @@ std::unique_ptr<VolumeWriter> make_bigtiff_writer(const std::string& path,
                                                   const VolumeWriterOptions& options,
                                                   TiffWriteOptions::Compression compression =
                                                       TiffWriteOptions::Compression::kNone);
+// One multi-page file that ImageJ itself opens as a calibrated stack: a
+// classic TIFF, uncompressed, all pixel data contiguous (ImageJ reads
+// stacks with `images=` that way), written without libtiff; the directories
+// follow the data and are written at commit. When the file would reach
+// 4 GiB it is a BigTIFF from make_bigtiff_writer instead (with the same
+// description; ImageJ cannot open BigTIFF, Fiji's Bio-Formats can).
+// `classic_limit` is that 4 GiB (tests lower it).
+std::unique_ptr<VolumeWriter> make_imagej_stack_writer(const std::string& path,
+                                                       const fdk_volume& volume,
+                                                       const VolumeWriterOptions& options,
+                                                       uint64_t classic_limit = uint64_t(1) << 32);
+// The size of the classic ImageJ stack for `volume` (for the choice above).
+uint64_t imagej_stack_bytes(const fdk_volume& volume, const VolumeWriterOptions& options);
+
+// ImageJ's ImageDescription for `images` y planes from plane `first_y`; no
+// min/max when display_max <= display_min or either is not finite.
+std::string imagej_description(const fdk_volume& volume, const VolumeWriterOptions& options,
+                               int first_y, int images, double display_min, double display_max);
+
 // The name of slice y of a stack of `planes` planes: prefix_0042.tif.
 std::string slice_file_name(const std::string& prefix, int y, int planes);
 

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""RTK's own files through fdk-convert, checked the way a lab would check them.
+
+RTK makes a scan as its users keep one: rtksimulatedgeometry writes the RTK
+XML geometry, rtkprojectshepploganphantom the projections as a MetaImage
+stack (spacing and origin in its header). rtkfdk reconstructs it; fdk-convert
+converts the same two files with no flag about the detector (pixel pitch and
+origin come from the stack's header) and `--like` rtkfdk's volume for the
+grid, into a MetaImage, an NRRD and TIFF slices. Then:
+
+  * SimpleITK reads fdk's .mha and .nrrd with rtkfdk's size, spacing, origin
+    and direction, and arrays within REL_L2_BOUND relative L2 of rtkfdk's;
+  * tifffile reads the TIFF slices as ImageJ files that Fiji shows in
+    millimetres (unit, spacing, resolution) with the same values.
+
+Each geometry case (a centred full scan, a short scan with offsets and
+tilts, a displaced detector) is one row; exit 0 when every row passes.
+
+usage: rtk_roundtrip.py --convert FDK_CONVERT --rtk-bin VENV/bin --work DIR
+Needs numpy, SimpleITK and tifffile (scripts/rtk-roundtrip.sh installs them
+with itk-rtk into build/rtk-venv).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import SimpleITK as sitk
+import tifffile
+
+REL_L2_BOUND = 1e-3
+
+# name, rtksimulatedgeometry options, projection size (u, v), pixel (mm),
+# volume (size, spacing)
+CASES = [
+    ("full_scan", ["-n", "180", "--sid", "500", "--sdd", "800"], (128, 96), 1.0, (96, 1.0)),
+    ("short_scan_offsets_tilts",
+     ["-n", "120", "--arc", "220", "--first_angle", "10", "--sid", "600", "--sdd", "900",
+      "--proj_iso_x", "3.5", "--proj_iso_y", "-2", "--source_x", "1.5", "--source_y", "0.5",
+      "--out_angle", "2", "--in_angle", "1"], (128, 96), 1.0, (80, 1.2)),
+    ("displaced_detector", ["-n", "200", "--sid", "500", "--sdd", "800", "--proj_iso_x", "40"],
+     (112, 96), 1.0, (96, 1.0)),
+]
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.stderr.write(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}\n{r.stderr}\n")
+        raise SystemExit(1)
+    return r
+
+
+def same_grid(a, b):
+    problems = []
+    if a.GetSize() != b.GetSize():
+        problems.append(f"size {a.GetSize()} vs {b.GetSize()}")
+    for what, x, y in (("spacing", a.GetSpacing(), b.GetSpacing()),
+                       ("origin", a.GetOrigin(), b.GetOrigin()),
+                       ("direction", a.GetDirection(), b.GetDirection())):
+        if not np.allclose(x, y, rtol=0, atol=1e-6):
+            problems.append(f"{what} {tuple(round(v, 6) for v in x)} vs {tuple(round(v, 6) for v in y)}")
+    return problems
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm((a - b).ravel()) / np.linalg.norm(b.ravel()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--convert", required=True)
+    ap.add_argument("--rtk-bin", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--backend", default="cpu")
+    args = ap.parse_args()
+    tool = lambda name: os.path.join(args.rtk_bin, name)
+    failures = 0
+    print(f"{'case':28} {'grid (mha/nrrd)':16} {'rel L2 mha':>11} {'rel L2 nrrd':>11} "
+          f"{'rel L2 tiff':>11} {'ImageJ':>8}")
+    for name, geometry_options, (nu, nv), pixel, (n, voxel) in CASES:
+        work = os.path.join(args.work, name)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        geometry = os.path.join(work, "geometry.xml")
+        projections = os.path.join(work, "projections.mha")
+        run([tool("rtksimulatedgeometry"), "-o", geometry] + geometry_options)
+        run([tool("rtkprojectshepploganphantom"), "-g", geometry, "-o", projections,
+             "--spacing", str(pixel), "--dimension", f"{nu},{nv}", "--phantomscale", "40"])
+        rtk_volume = os.path.join(work, "rtk.mha")
+        run([tool("rtkfdk"), "-p", work, "-r", "projections.mha", "-g", geometry, "-o", rtk_volume,
+             "--spacing", str(voxel), "--dimension", str(n)])
+        reference = sitk.ReadImage(rtk_volume)
+        ref = sitk.GetArrayFromImage(reference).astype(np.float64)
+        row = {}
+        for fmt in ("mha", "nrrd", "tiff"):
+            out = os.path.join(work, "fdk_" + fmt)
+            run([args.convert, projections, out, "--geometry", geometry, "--like", rtk_volume,
+                 "--format", fmt, "--backend", args.backend, "--quiet", "--no-preview"])
+            if fmt == "tiff":
+                files = sorted(f for f in os.listdir(out) if f.endswith(".tif"))
+                planes, meta_ok = [], True
+                for f in files:
+                    with tifffile.TiffFile(os.path.join(out, f)) as t:
+                        ij = t.imagej_metadata or {}
+                        meta_ok &= t.is_imagej and ij.get("unit") in ("mm", "millimeter") and \
+                            abs(float(ij.get("spacing", 0)) - reference.GetSpacing()[1]) < 1e-6
+                        page = t.pages[0]
+                        x_res = page.tags["XResolution"].value
+                        meta_ok &= abs(x_res[1] / x_res[0] - reference.GetSpacing()[0]) < 1e-6
+                        planes.append(t.asarray())
+                # fdk's slices are y planes: x across, z down -> array [y][z][x];
+                # ITK's array of rtkfdk's volume is [z][y][x].
+                vol = np.stack(planes).transpose(1, 0, 2).astype(np.float64)
+                row["tiff"] = rel_l2(vol, ref) if vol.shape == ref.shape else float("inf")
+                row["imagej"] = meta_ok and len(files) == reference.GetSize()[1]
+            else:
+                path = os.path.join(out, "volume." + fmt)
+                image = sitk.ReadImage(path)
+                problems = same_grid(image, reference)
+                row["grid_" + fmt] = problems
+                arr = sitk.GetArrayFromImage(image).astype(np.float64)
+                row[fmt] = rel_l2(arr, ref) if arr.shape == ref.shape else float("inf")
+        grid_ok = not row["grid_mha"] and not row["grid_nrrd"]
+        ok = grid_ok and row["mha"] <= REL_L2_BOUND and row["nrrd"] <= REL_L2_BOUND and \
+            row["tiff"] <= REL_L2_BOUND and row["imagej"]
+        failures += not ok
+        print(f"{name:28} {'same' if grid_ok else 'DIFFERENT':16} {row['mha']:11.2e} {row['nrrd']:11.2e} "
+              f"{row['tiff']:11.2e} {'yes' if row['imagej'] else 'NO':>8}  {'ok' if ok else 'FAILED'}")
+        for p in row["grid_mha"] + row["grid_nrrd"]:
+            print(f"    {p}")
+    print(f"rtk round trip: {len(CASES) - failures} of {len(CASES)} cases pass "
+          f"(bound {REL_L2_BOUND:g} relative L2)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
