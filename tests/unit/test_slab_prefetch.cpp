@@ -147,9 +147,23 @@ struct SharedWorker {
   int retire_at = -1;
   std::vector<int> computed;
   std::vector<int> buffers_used;
+  // When set, a worker holds its first task until this many workers have
+  // one (at most 5 s): on a loaded machine one worker could otherwise take
+  // every slab before the others run, and "the work is spread" would be luck.
+  std::atomic<int>* started = nullptr;
+  int wait_for_started = 0;
   void run() {
     SlabPrefetch::Task t;
+    bool first = true;
     while (prefetch.next_task(t, index)) {
+      if (first && started) {
+        first = false;
+        started->fetch_add(1);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (started->load() < wait_for_started && std::chrono::steady_clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
       if (t.slab == retire_at || retire_at == kAny) {
         prefetch.retire(index, std::make_exception_ptr(std::runtime_error("device " + std::to_string(index))));
         return;
@@ -167,7 +181,12 @@ TEST(SlabPrefetch, SeveralWorkersShareTheSlabsEachInItsOwnBuffers) {
   SlabPrefetch p(slabs(12), 6, 3);
   std::vector<std::atomic<int>> buffers(6);
   std::vector<SharedWorker> workers;
-  for (int w = 0; w < 3; ++w) workers.emplace_back(p, buffers, w);
+  std::atomic<int> started{0};
+  for (int w = 0; w < 3; ++w) {
+    workers.emplace_back(p, buffers, w);
+    workers.back().started = &started;
+    workers.back().wait_for_started = 2;
+  }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&w] { w.run(); });
   for (int s = 0; s < 12; ++s) {
