@@ -1,5 +1,6 @@
-// fdk-convert — a folder of TIFF projections in, a reconstructed volume out
-// (a stack of TIFF slices, one BigTIFF, or a MetaImage), slab by slab.
+// fdk-convert — projections in (a folder of TIFF files, a MetaImage, NRRD or
+// raw stack), a reconstructed volume out (a stack of TIFF slices, one
+// BigTIFF, or a MetaImage), slab by slab.
 //
 // Exit codes (also in --help and docs/ADAPTERS.md):
 //   0 success; 1 unexpected internal error; 2 bad command line or option
@@ -11,6 +12,7 @@
 #include <fdk/adapters/error.hpp>
 #include <fdk/adapters/files.hpp>
 #include <fdk/adapters/geometry_io.hpp>
+#include <fdk/adapters/image_stack.hpp>
 #include <fdk/adapters/projection_folder.hpp>
 #include <fdk/adapters/tiff_io.hpp>
 #include <fdk/adapters/volume_writer.hpp>
@@ -84,7 +86,7 @@ struct Context {
 // through a ring of `depth` slots (bounded memory).
 class OrderedReader {
  public:
-  OrderedReader(const ad::ProjectionFolder& folder, int workers, int depth)
+  OrderedReader(const ad::ProjectionSource& folder, int workers, int depth)
       : folder_(folder), depth_(depth), slots_(static_cast<size_t>(depth)) {
     const size_t pixels = static_cast<size_t>(folder.width()) * folder.height();
     for (Slot& s : slots_) s.data.resize(pixels);
@@ -128,7 +130,7 @@ class OrderedReader {
   };
 
   void work() {
-    ad::ProjectionFolder::Workspace ws;
+    const std::unique_ptr<ad::ProjectionSource::Workspace> ws = folder_.make_workspace();
     for (;;) {
       int i;
       {
@@ -142,7 +144,7 @@ class OrderedReader {
       std::exception_ptr error;
       size_t clamped = 0;
       try {
-        clamped = folder_.read(i, s.data.data(), ws);
+        clamped = folder_.read(i, s.data.data(), *ws);
       } catch (...) {
         error = std::current_exception();
       }
@@ -157,7 +159,7 @@ class OrderedReader {
     }
   }
 
-  const ad::ProjectionFolder& folder_;
+  const ad::ProjectionSource& folder_;
   const int depth_;
   std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
@@ -166,6 +168,45 @@ class OrderedReader {
   int next_ = 0, released_ = 0;
   bool stop_ = false;
 };
+
+// PROJECTIONS: a raw file (--raw), a MetaImage/NRRD stack, a folder of TIFF
+// files, or one (multi-page) TIFF file.
+std::unique_ptr<ad::ProjectionSource> open_projections(const Options& o) {
+  ad::ImageStackOptions so;
+  static_cast<ad::ProjectionOptions&>(so) = o.folder;
+  const std::string pattern = o.folder.pattern;
+  so.other_frames = [pattern](const std::string& path, ad::FrameAverager* avg) {
+    return ad::load_calibration(path, pattern, avg);
+  };
+  so.other_mask = [](const std::string& path, int w, int h) { return ad::load_bad_pixel_map(path, w, h); };
+  if (o.raw.given) {
+    return std::make_unique<ad::ImageStack>(
+        ad::raw_stack_header(o.projections, o.raw.width, o.raw.height, o.raw.frames, o.raw.type,
+                             o.raw.offset, o.raw.big_endian),
+        so);
+  }
+  if (ad::is_directory(o.projections)) {
+    return std::make_unique<ad::ProjectionFolder>(o.projections, o.folder);
+  }
+  if (ad::is_stack_path(o.projections)) {
+    return std::make_unique<ad::ImageStack>(ad::read_stack_header(o.projections), so);
+  }
+  const std::string name = ad::base_name(o.projections);
+  if ((ends_with(name, ".tif") || ends_with(name, ".tiff")) &&
+      name.find_first_of("*?[;") == std::string::npos && ad::is_regular_file(o.projections)) {
+    // One file: the folder reader restricted to its name.
+    ad::ProjectionFolderOptions fo = o.folder;
+    fo.pattern = name;
+    const size_t slash = o.projections.find_last_of('/');
+    return std::make_unique<ad::ProjectionFolder>(
+        slash == std::string::npos ? std::string(".") : o.projections.substr(0, slash == 0 ? 1 : slash), fo);
+  }
+  if (!ad::is_regular_file(o.projections)) {
+    throw Failure{kExitInput, "'" + o.projections + "' does not exist"};
+  }
+  usage_error("'" + o.projections + "': PROJECTIONS must be a folder of TIFF files, a TIFF file, a "
+              ".mha/.mhd/.nrrd/.nhdr stack, or a raw file described by --raw W,H,N --raw-type T");
+}
 
 std::string fmt(const char* format, double a) {
   char b[64];
@@ -195,6 +236,14 @@ int run(const Options& o) {
       usage_error("--geometry '" + g + "': expected an RTK .xml file or an .ini description");
     }
   }
+  if (!o.like.empty()) {  // rtkfdk's --like: below the explicit flags, above the INI
+    const fdk_volume grid = ad::read_volume_grid(o.like);
+    ad::ScanDescription like;
+    like.volume_size = std::array<int, 3>{grid.size[0], grid.size[1], grid.size[2]};
+    like.volume_spacing = std::array<double, 3>{grid.spacing[0], grid.spacing[1], grid.spacing[2]};
+    like.volume_origin = std::array<double, 3>{grid.origin[0], grid.origin[1], grid.origin[2]};
+    desc.merge(like);
+  }
   desc.merge(o.flags);
   if (have_xml && (desc.sid || desc.sdd || desc.start_angle || desc.arc || desc.direction ||
                    desc.projection_offset || desc.source_offset || desc.in_plane_angle ||
@@ -203,7 +252,8 @@ int run(const Options& o) {
                 "angles or offsets (flags or INI)");
   }
   // ---- projections ---------------------------------------------------------------
-  const ad::ProjectionFolder folder(o.projections, o.folder);
+  const std::unique_ptr<ad::ProjectionSource> source = open_projections(o);
+  const ad::ProjectionSource& folder = *source;
   const int count = folder.count();
   {
     std::string line = "fdk-convert: " + std::to_string(count) + " projections of " +
@@ -213,6 +263,11 @@ int run(const Options& o) {
                        "' (" + (folder.raw() ? "raw intensities" : "line integrals");
     if (folder.dark_frames()) line += ", dark: " + std::to_string(folder.dark_frames()) + " frames";
     if (folder.flat_frames()) line += ", flat: " + std::to_string(folder.flat_frames()) + " frames";
+    if (folder.raw_pixel_size_mm()[0] > 0 || folder.raw_detector_origin_mm()) {
+      line += ", " + std::string(folder.raw_pixel_size_mm()[0] > 0 ? "pitch" : "") +
+              (folder.raw_pixel_size_mm()[0] > 0 && folder.raw_detector_origin_mm() ? " and " : "") +
+              (folder.raw_detector_origin_mm() ? "origin" : "") + " in " + folder.geometry_source();
+    }
     const auto& r = folder.preprocessor().report();
     if (r.bad_total) {
       line += ", " + std::to_string(r.bad_total) + " bad pixels replaced";
@@ -245,21 +300,30 @@ int run(const Options& o) {
   if (!desc.pixel_size) {
     const auto tagged = folder.raw_pixel_size_mm();
     if (!(tagged[0] > 0 && tagged[1] > 0)) {
+      const bool tiff = dynamic_cast<const ad::ProjectionFolder*>(&folder) != nullptr;
       throw Failure{kExitUsage,
                     "the detector pixel size is not given: no --pixel-size, no detector.pixel_size in an INI "
-                    "description, and '" + folder.describe(0) +
-                        "' has no resolution tags (ResolutionUnit centimetre or inch with XResolution and "
-                        "YResolution)"};
+                    "description, and " + (tiff ? folder.describe(0) : "'" + o.projections + "'") +
+                        (tiff ? " has no resolution tags (ResolutionUnit centimetre or inch with XResolution and "
+                                "YResolution)"
+                              : " states none (" + folder.geometry_source() + ")")};
     }
     desc.pixel_size = tagged;
     say("pixel size: " + fmt("%.6g", tagged[0]) + " x " + fmt("%.6g", tagged[1]) +
-        " mm, from the TIFF resolution tags");
+        " mm, from " + folder.geometry_source());
   }
   fdk_detector raw_detector = ad::centred_detector(folder.raw_width(), folder.raw_height(),
                                                    (*desc.pixel_size)[0], (*desc.pixel_size)[1]);
   if (desc.detector_origin) {
     raw_detector.origin[0] = (*desc.detector_origin)[0];
     raw_detector.origin[1] = (*desc.detector_origin)[1];
+  } else if (const auto stated = folder.raw_detector_origin_mm()) {
+    // As rtkfdk reads the same file: the image origin is the detector
+    // position of raw pixel (0, 0).
+    raw_detector.origin[0] = (*stated)[0];
+    raw_detector.origin[1] = (*stated)[1];
+    say("detector origin: " + fmt("%.6g", (*stated)[0]) + ", " + fmt("%.6g", (*stated)[1]) +
+        " mm (raw pixel (0,0)), from " + folder.geometry_source());
   }
   const fdk_detector detector = folder.preprocessor().processed_detector(raw_detector);
   if (desc.detector_size &&
