@@ -61,7 +61,7 @@ std::string frame_name(const StackHeader& h, int index) {
 
 // ---- StackFrameReader -------------------------------------------------------------------
 
-struct StackFrameReader::Cursor {
+struct StackFrameReader::Cursor::State {
   std::vector<unsigned char> bytes;  // one frame's samples as stored
 #if FDK_HAVE_ZLIB
   z_stream z{};
@@ -70,11 +70,14 @@ struct StackFrameReader::Cursor {
   std::vector<unsigned char> in;
   int next_frame = 0;           // the frame the stream is positioned at
   bool ended = false;
-  ~Cursor() {
+  ~State() {
     if (open) inflateEnd(&z);
   }
 #endif
 };
+
+StackFrameReader::Cursor::Cursor() : state(new State) {}
+StackFrameReader::Cursor::~Cursor() = default;
 
 struct StackFrameReader::Impl {
   StackHeader h;
@@ -96,7 +99,7 @@ struct StackFrameReader::Impl {
   }
 
 #if FDK_HAVE_ZLIB
-  void restart(Cursor& c) const {
+  void restart(Cursor::State& c) const {
     if (c.open) inflateEnd(&c.z);
     c.open = false;
     c.z = z_stream{};
@@ -114,7 +117,7 @@ struct StackFrameReader::Impl {
   }
 
   // Inflates exactly `n` bytes (into `dst`, or dropped when null).
-  void inflate_into(Cursor& c, unsigned char* dst, uint64_t n, int index) const {
+  void inflate_into(Cursor::State& c, unsigned char* dst, uint64_t n, int index) const {
     unsigned char sink[1u << 16];
     while (n > 0) {
       const size_t chunk = dst ? static_cast<size_t>(std::min<uint64_t>(n, 1u << 30))
@@ -174,7 +177,8 @@ std::unique_ptr<StackFrameReader::Cursor> StackFrameReader::make_cursor() const 
   return std::make_unique<Cursor>();
 }
 
-void StackFrameReader::read(int index, float* out, Cursor& c) const {
+void StackFrameReader::read(int index, float* out, Cursor& cursor) const {
+  Cursor::State& c = *cursor.state;
   const StackHeader& h = impl_->h;
   if (index < 0 || index >= frames()) {
     fail(ErrorKind::kInvalidArgument, "frame " + std::to_string(index) + " outside [0, " +

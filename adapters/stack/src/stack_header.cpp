@@ -539,25 +539,32 @@ StackHeader parse_nrrd(const std::string& head, const std::string& path) {
   return h;
 }
 
-uint64_t file_size_of(const std::string& path) {
+uint64_t file_size_of(const std::string& path, const std::string& name) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    fail(ErrorKind::kInput, "'" + path + "': " + std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) fail(ErrorKind::kInput, "'" + path + "' is not a regular file");
+  if (::stat(path.c_str(), &st) != 0) fail(ErrorKind::kInput, name + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail(ErrorKind::kInput, name + " is not a regular file");
   return static_cast<uint64_t>(st.st_size);
 }
 
 // Checks the data file against the header; resolves file_skip -1.
 void check_data_file(StackHeader* h) {
-  const uint64_t size = file_size_of(h->data_path);
   const std::string name = h->data_path == h->header_path
                                ? "'" + h->data_path + "'"
                                : "'" + h->data_path + "' (the data file of '" + h->header_path + "')";
+  const uint64_t size = file_size_of(h->data_path, name);
   if (h->compressed) {
     if (static_cast<uint64_t>(h->file_skip) >= size) {
       fail(ErrorKind::kInput, name + " holds no compressed data after its first " +
                                   std::to_string(h->file_skip) + " bytes");
+    }
+    // Deflate expands at most ~1032:1: a header asking for more than the
+    // stream can hold is refused before any frame buffer is allocated.
+    const uint64_t stream = size - static_cast<uint64_t>(h->file_skip);
+    const uint64_t want = h->frame_bytes() * static_cast<uint64_t>(h->size[2]) + h->stream_skip;
+    if (want / 1032 > stream + 64) {
+      fail(ErrorKind::kInput, name + " holds " + std::to_string(stream) +
+                                  " bytes of compressed data, which cannot expand to the " +
+                                  std::to_string(want) + " bytes its header describes");
     }
     return;
   }

@@ -133,7 +133,13 @@ class StackFrameReader {
 
   const StackHeader& header() const;
   int frames() const;
-  struct Cursor;  // per-thread state (a decompression stream)
+  // Per-thread state (a decompression stream).
+  struct Cursor {
+    Cursor();
+    ~Cursor();
+    struct State;
+    std::unique_ptr<State> state;
+  };
   std::unique_ptr<Cursor> make_cursor() const;
   // Frame `index` as frame_samples() floats. Thread-safe with one cursor
   // per thread. Throws Error(kInput) naming the file and the frame.
