@@ -196,6 +196,7 @@ std::unique_ptr<ad::ProjectionSource> open_projections(const Options& o) {
       name.find_first_of("*?[;") == std::string::npos && ad::is_regular_file(o.projections)) {
     // One file: the folder reader restricted to its name.
     ad::ProjectionFolderOptions fo = o.folder;
+    fo.calibration_pattern = o.folder.pattern;
     fo.pattern = name;
     const size_t slash = o.projections.find_last_of('/');
     return std::make_unique<ad::ProjectionFolder>(
@@ -204,8 +205,8 @@ std::unique_ptr<ad::ProjectionSource> open_projections(const Options& o) {
   if (!ad::is_regular_file(o.projections)) {
     throw Failure{kExitInput, "'" + o.projections + "' does not exist"};
   }
-  usage_error("'" + o.projections + "': PROJECTIONS must be a folder of TIFF files, a TIFF file, a "
-              ".mha/.mhd/.nrrd/.nhdr stack, or a raw file described by --raw W,H,N --raw-type T");
+  throw Failure{kExitInput, "'" + o.projections + "' is not a folder of TIFF files, a TIFF file, a "
+                            ".mha/.mhd/.nrrd/.nhdr stack, or a raw file described by --raw W,H,N --raw-type T"};
 }
 
 std::string fmt(const char* format, double a) {

@@ -137,7 +137,8 @@ ProjectionFolder::ProjectionFolder(const std::string& folder,
     s.pages_per_file.push_back(pages);
   }
 
-  const std::string pattern = options.pattern;
+  const std::string pattern =
+      options.calibration_pattern.empty() ? options.pattern : options.calibration_pattern;
   Calibration cal = make_calibration(
       options, s.info.width, s.info.height, s.info.type, folder,
       [&](const std::string& path, FrameAverager* avg) {

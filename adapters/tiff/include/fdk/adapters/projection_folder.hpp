@@ -35,6 +35,9 @@ namespace adapters {
 
 struct ProjectionFolderOptions : ProjectionOptions {
   std::string pattern = "*.tif;*.tiff";
+  // The files of dark and flat folders; empty = `pattern`. (fdk-convert
+  // reads one TIFF file as a folder whose pattern is that file's name.)
+  std::string calibration_pattern;
 };
 
 class ProjectionFolder : public ProjectionSource {
