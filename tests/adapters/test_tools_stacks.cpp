@@ -151,10 +151,11 @@ TEST(ToolsStacks, RawUint16StacksReconstructLikeTheTiffFolder) {
 
   // --like the reference volume, and rtkfdk's flag names, give its grid.
   r = run(kConvert + " " + (dir / "proj.mha") + " " + (dir / "like") + stack_cal + geo +
-              " --threads 2 --format mha --no-preview --like " + (dir / "ref/volume.mha"),
+              " --threads 2 --format mha --no-preview --like " + (dir / "ref/volume.mha") + " --progress none",
           dir.path());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(volume_of(dir / "like") == ref);
+  EXPECT_NE(r.err.find("(--like '"), std::string::npos) << r.err;
   r = run(kConvert + " " + (dir / "proj.mha") + " " + (dir / "rtk") + stack_cal + geo +
               " --threads 2 --format mha --no-preview --dimension 48 --spacing 1 --origin -23.5,-23.5,-23.5",
           dir.path());
@@ -222,6 +223,9 @@ TEST(ToolsStacks, BadStacksExit3NamingTheFileAndBadRawOptionsExit2) {
   EXPECT_NE(r.err.find("--raw needs --raw-type"), std::string::npos) << r.err;
   r = run(kConvert + " x y --raw 8,8 --raw-type uint16", dir.path());
   EXPECT_EQ(r.code, 2) << r.err;
+  r = run(kConvert + " x y --raw-offset 10", dir.path());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--raw-offset and --raw-endian describe a raw file"), std::string::npos) << r.err;
   r = run(kConvert + " x y --raw 8,8,4 --raw-type uint64", dir.path());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("--raw-type"), std::string::npos) << r.err;

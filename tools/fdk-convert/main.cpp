@@ -441,7 +441,7 @@ int run(const Options& o) {
   say("volume: " + std::to_string(volume.size[0]) + " x " + std::to_string(volume.size[1]) +
       " x " + std::to_string(volume.size[2]) + " voxels of " + fmt("%.4g", volume.spacing[0]) +
       " x " + fmt("%.4g", volume.spacing[1]) + " x " + fmt("%.4g", volume.spacing[2]) + " mm" +
-      (default_volume ? " (default: the field of view)" : "") + "; " +
+      (default_volume ? " (default: the field of view)" : o.like.empty() ? "" : " (--like '" + o.like + "')") + "; " +
       (plan.backend == FDK_BACKEND_CUDA ? "CUDA" : "CPU") + " backend, " +
       std::to_string(plan.num_slabs) + " slab" + (plan.num_slabs == 1 ? "" : "s") + " of " +
       std::to_string(plan.slab_thickness) + " planes" + (plan.short_scan ? ", short scan" : ""));

@@ -410,6 +410,9 @@ Options parse_options(int argc, char** argv) {
   if (o.type == ad::VoxelType::kUInt16 && !o.have_window) {
     usage_error("--output-type uint16 needs --window LO,HI (the values mapped to 0 and 65535)");
   }
+  if (!o.raw.given && (o.raw.offset != 0 || o.raw.big_endian)) {
+    usage_error("--raw-offset and --raw-endian describe a raw file: give --raw W,H,N --raw-type T");
+  }
   if (o.raw.given != o.raw.type_given) {
     usage_error(o.raw.given ? "--raw needs --raw-type" : "--raw-type needs --raw W,H,N");
   }
