@@ -5,7 +5,7 @@
 # Works as root without sudo, or through sudo otherwise.
 set -euo pipefail
 
-packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev libtiff-dev zlib1g-dev "$@")
+packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev libtiff-dev zlib1g-dev libhdf5-dev "$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -3,10 +3,14 @@
 // compressed), a detached big-endian NRRD and a raw file reconstructs the
 // very volume the TIFF folder gives; the stack's spacing and origin are the
 // geometry (an RTK-style stack + RTK XML needs no other flag); --like and
-// rtkfdk's volume flag names give the same grid.
+// rtkfdk's volume flag names give the same grid; a DXchange HDF5 file
+// (when built with HDF5) with its own dark and white frames does too.
 #include <fdk/adapters/image_stack.hpp>
 #include <fdk/adapters/tiff_io.hpp>
 #include <sys/wait.h>
+#if FDK_HAVE_HDF5
+#include <hdf5.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -244,3 +248,72 @@ TEST(ToolsStacks, BadStacksExit3NamingTheFileAndBadRawOptionsExit2) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("rot.mha': its TransformMatrix"), std::string::npos) << r.err;
 }
+
+#if FDK_HAVE_HDF5
+namespace {
+
+// A DXchange file: big-endian uint16 datasets, /exchange/data chunked per
+// view and deflated.
+void write_dxchange(const std::string& path, const std::vector<std::pair<std::string, const std::vector<uint16_t>*>>& sets) {
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t g = H5Gcreate2(f, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  for (const auto& s : sets) {
+    const hsize_t d[3] = {s.second->size() / (kD * kD), kD, kD};
+    const hid_t space = H5Screate_simple(3, d, nullptr);
+    const hid_t props = H5Pcreate(H5P_DATASET_CREATE);
+    const hsize_t chunk[3] = {1, kD, kD};
+    H5Pset_chunk(props, 3, chunk);
+    H5Pset_deflate(props, 4);
+    const hid_t set = H5Dcreate2(f, s.first.c_str(), H5T_STD_U16BE, space, H5P_DEFAULT, props, H5P_DEFAULT);
+    H5Dwrite(set, H5T_NATIVE_USHORT, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.second->data());
+    H5Dclose(set);
+    H5Pclose(props);
+    H5Sclose(space);
+  }
+  H5Gclose(g);
+  H5Fclose(f);
+}
+
+}  // namespace
+
+TEST(ToolsStacks, DXchangeHdf5WithItsOwnDarkAndWhite) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + kSimArgs, dir.path()).code, 0);
+  int n = 0, nd = 0, nf = 0;
+  const auto proj = pages<uint16_t>(dir / "scan/projections/proj.tif", &n);
+  const auto dark = pages<uint16_t>(dir / "scan/dark/dark.tif", &nd);
+  const auto flat = pages<uint16_t>(dir / "scan/flat/flat.tif", &nf);
+  const std::string geo = " --geometry " + (dir / "scan/geometry.xml");
+  Result r = run(kConvert + " " + (dir / "scan/projections") + " " + (dir / "ref") + " --dark " +
+                     (dir / "scan/dark") + " --flat " + (dir / "scan/flat") + geo + kOut,
+                 dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string ref = volume_of(dir / "ref");
+  ASSERT_EQ(ref.size(), 4u * 48 * 48 * 48);
+  write_dxchange(dir / "scan.h5", {{"/exchange/data", &proj}, {"/exchange/data_dark", &dark},
+                                   {"/exchange/data_white", &flat}});
+  r = run(kConvert + " " + (dir / "scan.h5") + " " + (dir / "h5") + geo + kOut + " --pixel-size 0.8", dir.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("dark: 4 frames, flat: 8 frames, dark from /exchange/data_dark, flat from "
+                       "/exchange/data_white"), std::string::npos) << r.err;
+  EXPECT_TRUE(volume_of(dir / "h5") == ref);
+  // No /exchange/data: named.
+  write_dxchange(dir / "other.h5", {{"/exchange/other", &dark}});
+  r = run(kConvert + " " + (dir / "other.h5") + " " + (dir / "x") + geo + kOut + " --pixel-size 0.8", dir.path());
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("other.h5' has no dataset /exchange/data"), std::string::npos) << r.err;
+  write_bytes(dir / "junk.h5", "not HDF5 at all");
+  r = run(kConvert + " " + (dir / "junk.h5") + " " + (dir / "x") + geo + kOut + " --pixel-size 0.8", dir.path());
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("junk.h5' cannot be opened as an HDF5 file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("HDF5-DIAG"), std::string::npos) << r.err;  // HDF5 prints nothing
+}
+#else
+TEST(ToolsStacks, Hdf5IsRefusedWithoutHdf5) {
+  TempDir dir;
+  write_bytes(dir / "scan.h5", "whatever");
+  const Result r = run(kConvert + " " + (dir / "scan.h5") + " " + (dir / "x") + " --sid 500 --sdd 800", dir.path());
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("unsupported, this build has no HDF5"), std::string::npos) << r.err;
+}
+#endif

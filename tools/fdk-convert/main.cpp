@@ -13,6 +13,9 @@
 #include <fdk/adapters/files.hpp>
 #include <fdk/adapters/geometry_io.hpp>
 #include <fdk/adapters/image_stack.hpp>
+#if FDK_HAVE_HDF5
+#include <fdk/adapters/hdf5_stack.hpp>
+#endif
 #include <fdk/adapters/projection_folder.hpp>
 #include <fdk/adapters/tiff_io.hpp>
 #include <fdk/adapters/volume_writer.hpp>
@@ -188,6 +191,19 @@ std::unique_ptr<ad::ProjectionSource> open_projections(const Options& o) {
   if (ad::is_directory(o.projections)) {
     return std::make_unique<ad::ProjectionFolder>(o.projections, o.folder);
   }
+  if (ends_with(o.projections, ".h5") || ends_with(o.projections, ".hdf5") ||
+      ends_with(o.projections, ".hdf") || ends_with(o.projections, ".nxs")) {
+#if FDK_HAVE_HDF5
+    ad::Hdf5StackOptions ho;
+    static_cast<ad::ProjectionOptions&>(ho) = o.folder;
+    ho.other_frames = so.other_frames;
+    ho.other_mask = so.other_mask;
+    return std::make_unique<ad::Hdf5Stack>(o.projections, ho);
+#else
+    throw ad::Error(ad::ErrorKind::kUnsupported,
+                    "'" + o.projections + "' is an HDF5 file: unsupported, this build has no HDF5");
+#endif
+  }
   if (ad::is_stack_path(o.projections)) {
     return std::make_unique<ad::ImageStack>(ad::read_stack_header(o.projections), so);
   }
@@ -264,6 +280,12 @@ int run(const Options& o) {
                        "' (" + (folder.raw() ? "raw intensities" : "line integrals");
     if (folder.dark_frames()) line += ", dark: " + std::to_string(folder.dark_frames()) + " frames";
     if (folder.flat_frames()) line += ", flat: " + std::to_string(folder.flat_frames()) + " frames";
+#if FDK_HAVE_HDF5
+    if (const auto* h5 = dynamic_cast<const ad::Hdf5Stack*>(&folder)) {
+      if (!h5->dark_dataset_used().empty()) line += ", dark from " + h5->dark_dataset_used();
+      if (!h5->flat_dataset_used().empty()) line += ", flat from " + h5->flat_dataset_used();
+    }
+#endif
     if (folder.raw_pixel_size_mm()[0] > 0 || folder.raw_detector_origin_mm()) {
       line += ", " + std::string(folder.raw_pixel_size_mm()[0] > 0 ? "pitch" : "") +
               (folder.raw_pixel_size_mm()[0] > 0 && folder.raw_detector_origin_mm() ? " and " : "") +

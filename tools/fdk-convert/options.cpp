@@ -23,7 +23,8 @@ namespace {
 const char* kHelp = R"(usage: fdk-convert PROJECTIONS OUTPUT_DIR [options]
 
 Reconstructs a cone-beam CT volume (FDK) from projections (a folder of TIFF
-files, a multi-page TIFF, a MetaImage .mha/.mhd or NRRD .nrrd/.nhdr stack, or
+files, a multi-page TIFF, a MetaImage .mha/.mhd or NRRD .nrrd/.nhdr stack, a
+DXchange HDF5 .h5 file (/exchange/data, with its data_dark and data_white), or
 a raw file described by --raw) and writes it slab by slab (never holding the whole volume) as TIFF slices (one
 file per axial y plane, x across and z down), one multi-page BigTIFF, or a
 MetaImage, plus OUTPUT_DIR/preview.png of the three central slices.
