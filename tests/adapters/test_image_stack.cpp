@@ -94,6 +94,11 @@ TEST(ImageStack, DetachedBigEndianFloatWithHeaderSizes) {
   write_bytes(dir / "a.mhd", mha_header(kW, kH, kN, "MET_FLOAT",
                                         "BinaryDataByteOrderMSB = True\nHeaderSize = 16\n", "data.raw"));
   expect_frames(read_stack_header(dir / "a.mhd"), kOrders, 0.001);
+  // A data file name with a space is one file, not a pattern.
+  write_bytes(dir / "my data.raw", std::string(16, 'x') + data);
+  write_bytes(dir / "s.mhd", mha_header(kW, kH, kN, "MET_FLOAT",
+                                        "BinaryDataByteOrderMSB = True\nHeaderSize = 16\n", "my data.raw"));
+  expect_frames(read_stack_header(dir / "s.mhd"), kOrders, 0.001);
   // HeaderSize -1: the samples end the file.
   write_bytes(dir / "b.mhd", mha_header(kW, kH, kN, "MET_FLOAT",
                                         "ElementByteOrderMSB = True\nHeaderSize = -1\n", "data.raw"));
@@ -130,7 +135,7 @@ TEST(ImageStack, NrrdAttachedDetachedAndByteSkip) {
   EXPECT_EQ(a.origin[0], -1.25);
   expect_frames(a, kOrders);
   write_bytes(dir / "b.raw", std::string(7, '\0') + bytes_of(frames<uint16_t>(), true));
-  write_bytes(dir / "b.nhdr", fields + "encoding: raw\nbyte skip: 7\ndata file: b.raw\n");
+  write_bytes(dir / "b.nhdr", fields + "encoding: raw\nbyteskip: 7\ndata file: b.raw\n");
   expect_frames(read_stack_header(dir / "b.nhdr"), kOrders);
   write_bytes(dir / "c.nhdr", fields + "encoding: raw\nbyte skip: -1\ndata file: b.raw\n");
   expect_frames(read_stack_header(dir / "c.nhdr"), kOrders);

@@ -110,8 +110,9 @@ std::string resolve(const std::string& header, const std::string& name) {
 
 // A data file name that is a list or a numbered pattern.
 void refuse_file_lists(const std::string& name, const Where& w) {
+  // A plain name may hold spaces (MetaIO reads them); a pattern has a '%'.
   if (lower(name) == "list" || lower(name.substr(0, 5)) == "list " ||
-      name.find('%') != std::string::npos || words(name).size() > 1) {
+      name.find('%') != std::string::npos) {
     w.unsupported("'" + name + "': lists and numbered file patterns are not read (one data file only)");
   }
 }
@@ -420,7 +421,7 @@ StackHeader parse_nrrd(const std::string& head, const std::string& path) {
       space = lower(value);
     } else if (field == "kinds") {
       kinds = value;
-    } else if (field == "byte skip") {
+    } else if (field == "byte skip" || field == "byteskip") {
       byte_skip = to_int(value, w, -1, INT64_MAX);
     } else if (field == "line skip" || field == "lineskip") {
       if (to_int(value, w, 0, INT64_MAX) != 0) w.unsupported("skipping lines is not supported");
