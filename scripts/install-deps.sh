@@ -7,8 +7,10 @@ set -euo pipefail
 
 # python3-tifffile and python3-numpy: tests/adapters/check_outputs_python.py
 # (fdk-convert's outputs as tifffile reads them), which skips without them.
+# zlib1g-dev and libhdf5-dev: compressed MetaImage/NRRD and HDF5 projection
+# stacks (both optional in the build).
 packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev libtiff-dev
-  python3-tifffile python3-numpy "$@")
+  zlib1g-dev libhdf5-dev python3-tifffile python3-numpy "$@")
 
 missing=()
 for package in "${packages[@]}"; do

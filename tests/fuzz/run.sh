@@ -6,7 +6,7 @@
 #
 # Environment: CLANGXX (default clang++-14, else clang++), FUZZ_BUILD_DIR
 # (default <repo>/build-fuzz), FUZZ_TARGETS (default "rtk_xml scan_ini
-# bad_pixel_list tiff"), FUZZ_RUNS (stop each target after this many
+# bad_pixel_list tiff stack_header"), FUZZ_RUNS (stop each target after this many
 # executions, SECONDS then being only a cap; scripts/fuzz-long.sh uses it).
 # Targets run one after another, one process each (never in parallel).
 # Needs clang with compiler-rt (Debian: clang-14 libclang-rt-14-dev) and, for
@@ -21,7 +21,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-${FUZZ_SECONDS:-20}}
 cxx=${CLANGXX:-$(command -v clang++-14 || command -v clang++ || true)}
 out=${FUZZ_BUILD_DIR:-$root/build-fuzz}
-targets=${FUZZ_TARGETS:-"rtk_xml scan_ini bad_pixel_list tiff"}
+targets=${FUZZ_TARGETS:-"rtk_xml scan_ini bad_pixel_list tiff stack_header"}
 runs=${FUZZ_RUNS:-}
 
 if [ -z "$cxx" ]; then
@@ -31,7 +31,7 @@ fi
 mkdir -p "$out"
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/adapters/common/include" -I"$root/adapters/tiff/include"
+       -I"$root/adapters/common/include" -I"$root/adapters/tiff/include" -I"$root/adapters/stack/include"
        -I"$root/capi/include")
 common=("$root/adapters/common/src/files.cpp" "$root/adapters/common/src/geometry_io.cpp")
 
@@ -49,8 +49,12 @@ for t in $targets; do
       fi
       sources=("$root/tests/fuzz/fuzz_tiff.cpp" "$root/adapters/tiff/src/tiff_io.cpp"
                "$root/adapters/tiff/src/tiff_writer.cpp" "$root/adapters/tiff/src/libtiff_session.cpp"
-               "$root/adapters/common/src/volume_writer.cpp" "${common[@]}")
+               "$root/adapters/common/src/volume_writer.cpp" "$root/adapters/common/src/sample_type.cpp"
+               "${common[@]}")
       libs=(-ltiff) ;;
+    stack_header)
+      sources=("$root/tests/fuzz/fuzz_$t.cpp" "$root/adapters/stack/src/stack_header.cpp"
+               "$root/adapters/common/src/sample_type.cpp" "${common[@]}"); libs=() ;;
     *) echo "fuzz: unknown target '$t'" >&2; status=2; continue ;;
   esac
   bin="$out/fuzz_$t"

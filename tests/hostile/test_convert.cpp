@@ -114,7 +114,7 @@ std::vector<ConvertRow> convert_rows() {
     add(name, [extra](const Workspace& w) { return good_args(w) + " " + extra; }, code, needle);
   };
   // The command line.
-  add("no_arguments", [](const Workspace&) { return std::string(); }, 2, "PROJECTIONS_DIR");
+  add("no_arguments", [](const Workspace&) { return std::string(); }, 2, "PROJECTIONS");
   add("one_positional", [](const Workspace& w) { return w / "proj"; }, 2, "");
   add("three_positionals", [](const Workspace& w) { return good_args(w) + " " + (w / "extra"); }, 2, "");
   for (const char* opt : {"--frobnicate", "-x", "---sid", "--SID"}) flag(std::string("unknown_") + identifier(opt), opt, 2, opt);

@@ -1,5 +1,6 @@
-// fdk-convert — a folder of TIFF projections in, a reconstructed volume out
-// (TIFF slices, one multi-page TIFF, a MetaImage or a NRRD), slab by slab.
+// fdk-convert — projections in (a folder of TIFF files, a MetaImage, NRRD,
+// HDF5 or raw stack), a reconstructed volume out (TIFF slices, one
+// multi-page TIFF, a MetaImage or a NRRD), slab by slab.
 //
 // Exit codes (also in --help and docs/ADAPTERS.md):
 //   0 success; 1 unexpected internal error; 2 bad command line or option
@@ -11,6 +12,10 @@
 #include <fdk/adapters/error.hpp>
 #include <fdk/adapters/files.hpp>
 #include <fdk/adapters/geometry_io.hpp>
+#include <fdk/adapters/image_stack.hpp>
+#if FDK_HAVE_HDF5
+#include <fdk/adapters/hdf5_stack.hpp>
+#endif
 #include <fdk/adapters/projection_folder.hpp>
 #include <fdk/adapters/tiff_io.hpp>
 #include <fdk/adapters/volume_writer.hpp>
@@ -38,6 +43,7 @@
 #include "options.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
+#include "sources.hpp"
 
 namespace ad = fdk::adapters;
 
@@ -170,7 +176,7 @@ struct Context {
 // through a ring of `depth` slots (bounded memory).
 class OrderedReader {
  public:
-  OrderedReader(const ad::ProjectionFolder& folder, int workers, int depth)
+  OrderedReader(const ad::ProjectionSource& folder, int workers, int depth)
       : folder_(folder), depth_(depth), slots_(static_cast<size_t>(depth)) {
     const size_t pixels = static_cast<size_t>(folder.width()) * folder.height();
     for (Slot& s : slots_) s.data.resize(pixels);
@@ -214,7 +220,7 @@ class OrderedReader {
   };
 
   void work() {
-    ad::ProjectionFolder::Workspace ws;
+    const std::unique_ptr<ad::ProjectionSource::Workspace> ws = folder_.make_workspace();
     for (;;) {
       int i;
       {
@@ -228,7 +234,7 @@ class OrderedReader {
       std::exception_ptr error;
       size_t clamped = 0;
       try {
-        clamped = folder_.read(i, s.data.data(), ws);
+        clamped = folder_.read(i, s.data.data(), *ws);
       } catch (...) {
         error = std::current_exception();
       }
@@ -243,7 +249,7 @@ class OrderedReader {
     }
   }
 
-  const ad::ProjectionFolder& folder_;
+  const ad::ProjectionSource& folder_;
   const int depth_;
   std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
@@ -289,6 +295,14 @@ int run(const Options& o) {
       desc.merge(ad::read_scan_ini(g));
     }
   }
+  if (!o.like.empty()) {  // rtkfdk's --like: below the explicit flags, above the INI
+    const fdk_volume grid = ad::read_volume_grid(o.like);
+    ad::ScanDescription like;
+    like.volume_size = std::array<int, 3>{grid.size[0], grid.size[1], grid.size[2]};
+    like.volume_spacing = std::array<double, 3>{grid.spacing[0], grid.spacing[1], grid.spacing[2]};
+    like.volume_origin = std::array<double, 3>{grid.origin[0], grid.origin[1], grid.origin[2]};
+    desc.merge(like);
+  }
   desc.merge(o.flags);
   if (have_xml && (desc.sid || desc.sdd || desc.start_angle || desc.arc || desc.direction ||
                    desc.projection_offset || desc.source_offset || desc.in_plane_angle ||
@@ -297,7 +311,8 @@ int run(const Options& o) {
                 "angles or offsets (flags or INI)");
   }
   // ---- projections ---------------------------------------------------------------
-  const ad::ProjectionFolder folder(o.projections, o.folder);
+  const std::unique_ptr<ad::ProjectionSource> source = open_projections(o);
+  const ad::ProjectionSource& folder = *source;
   const int count = folder.count();
   {
     std::string line = "fdk-convert: " + std::to_string(count) + " projections of " +
@@ -307,6 +322,17 @@ int run(const Options& o) {
                        "' (" + (folder.raw() ? "raw intensities" : "line integrals");
     if (folder.dark_frames()) line += ", dark: " + std::to_string(folder.dark_frames()) + " frames";
     if (folder.flat_frames()) line += ", flat: " + std::to_string(folder.flat_frames()) + " frames";
+#if FDK_HAVE_HDF5
+    if (const auto* h5 = dynamic_cast<const ad::Hdf5Stack*>(&folder)) {
+      if (!h5->dark_dataset_used().empty()) line += ", dark from " + h5->dark_dataset_used();
+      if (!h5->flat_dataset_used().empty()) line += ", flat from " + h5->flat_dataset_used();
+    }
+#endif
+    if (folder.raw_pixel_size_mm()[0] > 0 || folder.raw_detector_origin_mm()) {
+      line += ", " + std::string(folder.raw_pixel_size_mm()[0] > 0 ? "pitch" : "") +
+              (folder.raw_pixel_size_mm()[0] > 0 && folder.raw_detector_origin_mm() ? " and " : "") +
+              (folder.raw_detector_origin_mm() ? "origin" : "") + " in " + folder.geometry_source();
+    }
     const auto& r = folder.preprocessor().report();
     if (r.bad_total) {
       line += ", " + std::to_string(r.bad_total) + " bad pixels replaced";
@@ -339,21 +365,30 @@ int run(const Options& o) {
   if (!desc.pixel_size) {
     const auto tagged = folder.raw_pixel_size_mm();
     if (!(tagged[0] > 0 && tagged[1] > 0)) {
+      const bool tiff = dynamic_cast<const ad::ProjectionFolder*>(&folder) != nullptr;
       throw Failure{kExitUsage,
                     "the detector pixel size is not given: no --pixel-size, no detector.pixel_size in an INI "
-                    "description, and '" + folder.describe(0) +
-                        "' has no resolution tags (ResolutionUnit centimetre or inch with XResolution and "
-                        "YResolution)"};
+                    "description, and " + (tiff ? folder.describe(0) : "'" + o.projections + "'") +
+                        (tiff ? " has no resolution tags (ResolutionUnit centimetre or inch with XResolution and "
+                                "YResolution)"
+                              : " states none (" + folder.geometry_source() + ")")};
     }
     desc.pixel_size = tagged;
     say("pixel size: " + fmt("%.6g", tagged[0]) + " x " + fmt("%.6g", tagged[1]) +
-        " mm, from the TIFF resolution tags");
+        " mm, from " + folder.geometry_source());
   }
   fdk_detector raw_detector = ad::centred_detector(folder.raw_width(), folder.raw_height(),
                                                    (*desc.pixel_size)[0], (*desc.pixel_size)[1]);
   if (desc.detector_origin) {
     raw_detector.origin[0] = (*desc.detector_origin)[0];
     raw_detector.origin[1] = (*desc.detector_origin)[1];
+  } else if (const auto stated = folder.raw_detector_origin_mm()) {
+    // As rtkfdk reads the same file: the image origin is the detector
+    // position of raw pixel (0, 0).
+    raw_detector.origin[0] = (*stated)[0];
+    raw_detector.origin[1] = (*stated)[1];
+    say("detector origin: " + fmt("%.6g", (*stated)[0]) + ", " + fmt("%.6g", (*stated)[1]) +
+        " mm (raw pixel (0,0)), from " + folder.geometry_source());
   }
   const fdk_detector detector = folder.preprocessor().processed_detector(raw_detector);
   if (desc.detector_size &&
@@ -473,7 +508,7 @@ int run(const Options& o) {
   say("volume: " + std::to_string(volume.size[0]) + " x " + std::to_string(volume.size[1]) +
       " x " + std::to_string(volume.size[2]) + " voxels of " + fmt("%.4g", volume.spacing[0]) +
       " x " + fmt("%.4g", volume.spacing[1]) + " x " + fmt("%.4g", volume.spacing[2]) + " mm" +
-      (default_volume ? " (default: the field of view)" : "") + "; " +
+      (default_volume ? " (default: the field of view)" : o.like.empty() ? "" : " (--like '" + o.like + "')") + "; " +
       (plan.backend == FDK_BACKEND_CUDA ? "CUDA" : "CPU") + " backend, " +
       std::to_string(plan.num_slabs) + " slab" + (plan.num_slabs == 1 ? "" : "s") + " of " +
       std::to_string(plan.slab_thickness) + " planes" + (plan.short_scan ? ", short scan" : ""));

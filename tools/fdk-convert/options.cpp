@@ -20,12 +20,15 @@ namespace fdk_convert {
 
 namespace {
 
-const char* kHelp = R"(usage: fdk-convert PROJECTIONS_DIR OUTPUT_DIR [options]
+const char* kHelp = R"(usage: fdk-convert PROJECTIONS OUTPUT_DIR [options]
 
-Reconstructs a cone-beam CT volume (FDK) from a folder of TIFF projections and
-writes it slab by slab (never holding the whole volume) as TIFF slices (one
-file per axial y plane, x across and z down), one multi-page TIFF, a
-MetaImage or a NRRD, plus OUTPUT_DIR/preview.png of the three central slices.
+Reconstructs a cone-beam CT volume (FDK) from projections (a folder of TIFF
+files, a multi-page TIFF, a MetaImage .mha/.mhd or NRRD .nrrd/.nhdr stack, a
+DXchange HDF5 .h5 file (/exchange/data, with its data_dark and data_white), or
+a raw file described by --raw) and writes it slab by slab (never holding the
+whole volume) as TIFF slices (one file per axial y plane, x across and z
+down), one multi-page TIFF, a MetaImage or a NRRD, plus OUTPUT_DIR/preview.png
+of three orthogonal slices.
 
 Examples:
   # raw uint16 frames with dark and flat folders, geometry from flags
@@ -45,25 +48,34 @@ Geometry (RTK conventions; lengths in mm, angles in degrees):
                          detector and volume. Flags below override the INI.
   --sid MM --sdd MM      source-to-isocentre and source-to-detector distances
   --pixel-size U[,V]     pixel pitch of the raw frames (default: the TIFF
-                         resolution tags of the first projection)
+                         resolution tags of the first projection, or the
+                         stack's ElementSpacing / spacings)
   --views N              number of views (default: the number of images)
   --start-angle DEG      gantry angle of the first view (default 0)
   --arc DEG              angle covered, step = arc/views (default 360)
   --direction ccw|cw     increasing or decreasing gantry angle (default ccw)
   --projection-offset X,Y  --source-offset X,Y
   --in-plane-angle DEG   --out-of-plane-angle DEG
-  --detector-origin U,V  centre of raw pixel (0,0) (default: centred)
+  --detector-origin U,V  centre of raw pixel (0,0) (default: the stack's
+                         Offset / space origin as rtkfdk reads it, else centred)
 Volume (default: voxel = pixel / magnification, covering the field of view):
-  --volume-size NX,NY,NZ --voxel-size S|SX,SY,SZ --volume-origin X,Y,Z
+  --volume-size N|NX,NY,NZ --voxel-size S|SX,SY,SZ --volume-origin X,Y,Z
+  --dimension, --spacing, --origin  the same (rtkfdk's names)
+  --like VOLUME          size, spacing and origin of a .mha/.mhd/.nrrd/.nhdr
+                         volume (explicit flags override it per field)
 Projections:
   --pattern GLOB         files to read (default "*.tif;*.tiff"), natural order
-  --dark PATH --flat PATH  file or folder of frames, averaged
+  --raw W,H,N            PROJECTIONS is a raw file of N frames of W x H
+  --raw-type T           uint8|int8|uint16|int16|uint32|int32|float32|float64
+  --raw-offset BYTES     header bytes to skip (default 0)
+  --raw-endian little|big  (default little)
+  --dark PATH --flat PATH  file, folder or .mha/.nrrd stack of frames, averaged
   --i0 VALUE             open-beam intensity when there is no flat
   --dark-level VALUE     constant dark when there is no dark frame
   --input auto|raw|line-integral  (auto: integer samples or a dark/flat/i0
                          given mean raw intensities)
   --min-transmission T   clamp of (I-D)/(F-D) before -log (default 1e-5)
-  --bad-pixels PATH      TIFF mask (nonzero = bad) or text "x y" lines
+  --bad-pixels PATH      TIFF/.mha/.nrrd mask (nonzero = bad) or text "x y" lines
   --crop X,Y,W,H         in raw pixels   --bin N|U,V   --flip-u  --flip-v
   --read-threads N       decoding threads (default: up to 4)
 Reconstruction:
@@ -229,11 +241,18 @@ Options parse_options(int argc, char** argv) {
         {"--volume-size", "volume.size"},
         {"--voxel-size", "volume.spacing"},
         {"--volume-origin", "volume.origin"},
+        {"--dimension", "volume.size"},  // rtkfdk's names
+        {"--spacing", "volume.spacing"},
+        {"--origin", "volume.origin"},
     };
     bool geometry_flag = false;
     for (const auto& g : kGeometryFlags) {
       if (arg == g.flag) {
-        const std::string value = next();
+        std::string value = next();
+        // One size is a cube, as rtkfdk's --dimension.
+        if (std::string(g.key) == "volume.size" && parse_list(arg, value, 1, 3).size() == 1) {
+          value = value + "," + value + "," + value;
+        }
         try {
           o.flags.set(g.key, value, g.flag);
         } catch (const ad::Error& e) {
@@ -252,6 +271,30 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--geometry") {
       o.geometry_files.push_back(next());
       if (o.geometry_files.size() > 2) usage_error("--geometry given more than twice");
+    } else if (arg == "--raw") {
+      const auto v = parse_list(arg, next(), 3, 3);
+      for (double x : v) {
+        if (x < 1 || x != std::floor(x) || x > 2147483647.0) usage_error("bad value for --raw (W,H,N: integers >= 1)");
+      }
+      o.raw.given = true;
+      o.raw.width = static_cast<int64_t>(v[0]);
+      o.raw.height = static_cast<int64_t>(v[1]);
+      o.raw.frames = static_cast<int64_t>(v[2]);
+    } else if (arg == "--raw-type") {
+      const std::string v = next();
+      if (!ad::parse_sample_type(v, &o.raw.type)) usage_error("bad value for --raw-type: '" + v + "'");
+      o.raw.type_given = true;
+    } else if (arg == "--raw-offset") {
+      const double v = parse_number(arg, next());
+      if (v < 0 || v != std::floor(v) || v > 9e15) usage_error("bad value for --raw-offset");
+      o.raw.offset = static_cast<uint64_t>(v);
+    } else if (arg == "--raw-endian") {
+      const std::string v = next();
+      if (v == "little") o.raw.big_endian = false;
+      else if (v == "big") o.raw.big_endian = true;
+      else usage_error("bad value for --raw-endian: '" + v + "' (little or big)");
+    } else if (arg == "--like") {
+      o.like = next();
     } else if (arg == "--pattern") {
       o.folder.pattern = next();
     } else if (arg == "--dark") {
@@ -403,13 +446,19 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (positional.size() != 2) {
-    usage_error(positional.size() < 2 ? "expected PROJECTIONS_DIR and OUTPUT_DIR"
+    usage_error(positional.size() < 2 ? "expected PROJECTIONS and OUTPUT_DIR"
                                       : "unexpected argument '" + positional[2] + "'");
   }
   o.projections = positional[0];
   o.output = positional[1];
   if (o.type == ad::VoxelType::kUInt16 && !o.have_window) {
     usage_error("--output-type uint16 needs --window LO,HI (the values mapped to 0 and 65535)");
+  }
+  if (!o.raw.given && (o.raw.offset != 0 || o.raw.big_endian)) {
+    usage_error("--raw-offset and --raw-endian describe a raw file: give --raw W,H,N --raw-type T");
+  }
+  if (o.raw.given != o.raw.type_given) {
+    usage_error(o.raw.given ? "--raw needs --raw-type" : "--raw-type needs --raw W,H,N");
   }
   if (o.format == "stack" && o.compression != ad::TiffWriteOptions::Compression::kNone) {
     usage_error("--format stack is written uncompressed (ImageJ opens only uncompressed stacks); "

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fdk/adapters/geometry_io.hpp>
+#include <fdk/adapters/image_stack.hpp>
 #include <fdk/adapters/projection_folder.hpp>
 #include <fdk/adapters/tiff_io.hpp>
 #include <fdk/adapters/volume_writer.hpp>
@@ -35,8 +36,21 @@ struct Failure {
 // Throws Failure{kExitUsage, message}.
 [[noreturn]] void usage_error(const std::string& message);
 
+// A raw projection file's layout (--raw, --raw-type, --raw-offset,
+// --raw-endian).
+struct RawInput {
+  bool given = false;
+  int64_t width = 0, height = 0, frames = 0;
+  bool type_given = false;
+  fdk::adapters::SampleType type = fdk::adapters::SampleType::kUInt16;
+  uint64_t offset = 0;
+  bool big_endian = false;
+};
+
 struct Options {
   std::string projections, output;
+  RawInput raw;
+  std::string like;  // --like VOLUME: the volume grid from a header
   std::vector<std::string> geometry_files;
   fdk::adapters::ScanDescription flags;
   fdk::adapters::ProjectionFolderOptions folder;

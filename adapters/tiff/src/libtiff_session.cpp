@@ -119,6 +119,7 @@ void convert_samples(SampleType type, const unsigned char* src, size_t count, fl
     case SampleType::kUInt16: convert<uint16_t>(src, count, dst); break;
     case SampleType::kUInt32: convert<uint32_t>(src, count, dst); break;
     case SampleType::kFloat32: convert<float>(src, count, dst); break;
+    default: break;  // page_info() yields no other type
   }
 }
 

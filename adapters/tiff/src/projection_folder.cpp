@@ -5,6 +5,7 @@
 
 #include "fdk/adapters/error.hpp"
 #include "fdk/adapters/files.hpp"
+#include "fdk/adapters/image_stack.hpp"
 
 namespace fdk {
 namespace adapters {
@@ -18,17 +19,6 @@ struct PageRef {
 std::string describe_info(const TiffPageInfo& i) {
   return std::to_string(i.width) + " x " + std::to_string(i.height) + " " +
          sample_type_name(i.type);
-}
-
-bool ends_with_ci(const std::string& s, const char* suffix) {
-  const std::string suf = suffix;
-  if (s.size() < suf.size()) return false;
-  for (size_t i = 0; i < suf.size(); ++i) {
-    char c = s[s.size() - suf.size() + i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != suf[i]) return false;
-  }
-  return true;
 }
 
 std::string canonical(const std::string& p) {
@@ -52,6 +42,10 @@ struct ProjectionFolder::Impl {
 
 int load_calibration(const std::string& path, const std::string& pattern,
                      FrameAverager* averager, SampleType* type) {
+  if (is_stack_path(path) && is_regular_file(path)) {
+    if (type) *type = read_stack_header(path).type;
+    return load_stack_frames(path, averager);
+  }
   std::vector<std::string> files;
   if (is_directory(path)) {
     files = list_files(path, pattern);
@@ -82,9 +76,10 @@ int load_calibration(const std::string& path, const std::string& pattern,
 }
 
 std::vector<uint8_t> load_bad_pixel_map(const std::string& path, int width, int height) {
-  if (ends_with_ci(path, ".txt") || ends_with_ci(path, ".csv") || ends_with_ci(path, ".lst")) {
+  if (is_bad_pixel_list(path)) {
     return parse_bad_pixel_list(read_text_file(path), width, height, path);
   }
+  if (is_stack_path(path)) return load_stack_mask(path, width, height);
   TiffReader reader(path);
   TiffPageInfo info;
   const std::vector<float> pixels = reader.read_page(0, &info);
@@ -142,47 +137,18 @@ ProjectionFolder::ProjectionFolder(const std::string& folder,
     s.pages_per_file.push_back(pages);
   }
 
-  using Kind = ProjectionFolderOptions::Kind;
-  if (options.kind == Kind::kRaw) {
-    s.raw = true;
-  } else if (options.kind == Kind::kLineIntegral) {
-    s.raw = false;
-  } else {
-    s.raw = s.info.type != SampleType::kFloat32 || !options.dark.empty() ||
-            !options.flat.empty() || options.preprocess.i0 > 0.0;
-  }
-  PreprocessOptions pre = options.preprocess;
-  pre.raw = s.raw;
-  if (!s.raw && (!options.dark.empty() || !options.flat.empty())) {
-    fail(ErrorKind::kInvalidArgument,
-         "dark or flat fields were given for projections declared as line integrals");
-  }
-
-  CalibrationFrames cal;
-  if (!options.dark.empty()) {
-    FrameAverager avg;
-    s.dark_frames = load_calibration(options.dark, options.pattern, &avg);
-    cal.dark = avg.mean();
-    cal.dark_name = options.dark;
-  }
-  if (!options.flat.empty()) {
-    FrameAverager avg;
-    s.flat_frames = load_calibration(options.flat, options.pattern, &avg);
-    cal.flat = avg.mean();
-    cal.flat_saturated = avg.saturated();
-    cal.flat_name = options.flat;
-  }
-  if (s.raw && options.flat.empty() && !(pre.i0 > 0.0)) {
-    fail(ErrorKind::kInvalidArgument,
-         "the projections in '" + folder + "' are raw intensities (" +
-             sample_type_name(s.info.type) +
-             "): give a flat field (open-beam frames) or the open-beam intensity I0");
-  }
-  if (!options.bad_pixels.empty()) {
-    cal.bad_map = load_bad_pixel_map(options.bad_pixels, s.info.width, s.info.height);
-    cal.bad_map_name = options.bad_pixels;
-  }
-  s.pre = std::make_unique<Preprocessor>(s.info.width, s.info.height, pre, std::move(cal));
+  const std::string pattern =
+      options.calibration_pattern.empty() ? options.pattern : options.calibration_pattern;
+  Calibration cal = make_calibration(
+      options, s.info.width, s.info.height, s.info.type, folder,
+      [&](const std::string& path, FrameAverager* avg) {
+        return load_calibration(path, pattern, avg);
+      },
+      [](const std::string& path, int w, int h) { return load_bad_pixel_map(path, w, h); });
+  s.raw = cal.raw;
+  s.dark_frames = cal.dark_frames;
+  s.flat_frames = cal.flat_frames;
+  s.pre = std::move(cal.preprocessor);
 }
 
 ProjectionFolder::~ProjectionFolder() = default;
@@ -193,8 +159,6 @@ int ProjectionFolder::raw_height() const { return impl_->info.height; }
 std::array<double, 2> ProjectionFolder::raw_pixel_size_mm() const {
   return {impl_->info.pixel_size_x_mm, impl_->info.pixel_size_y_mm};
 }
-int ProjectionFolder::width() const { return impl_->pre->out_width(); }
-int ProjectionFolder::height() const { return impl_->pre->out_height(); }
 SampleType ProjectionFolder::sample_type() const { return impl_->info.type; }
 bool ProjectionFolder::raw() const { return impl_->raw; }
 int ProjectionFolder::dark_frames() const { return impl_->dark_frames; }
@@ -209,6 +173,16 @@ std::string ProjectionFolder::describe(int index) const {
   return impl_->pages_per_file[static_cast<size_t>(r.file)] > 1
              ? "'" + f + "' page " + std::to_string(r.page)
              : "'" + f + "'";
+}
+
+std::unique_ptr<ProjectionSource::Workspace> ProjectionFolder::make_workspace() const {
+  return std::make_unique<Workspace>();
+}
+
+size_t ProjectionFolder::read(int index, float* out, ProjectionSource::Workspace& ws) const {
+  auto* mine = dynamic_cast<Workspace*>(&ws);
+  if (!mine) fail(ErrorKind::kInvalidArgument, "ProjectionFolder::read: a workspace of another source");
+  return read(index, out, *mine);
 }
 
 size_t ProjectionFolder::read(int index, float* out, Workspace& ws) const {

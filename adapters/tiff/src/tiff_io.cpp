@@ -27,26 +27,6 @@ namespace adapters {
 
 using namespace tiff_detail;
 
-const char* sample_type_name(SampleType type) {
-  switch (type) {
-    case SampleType::kUInt8: return "uint8";
-    case SampleType::kUInt16: return "uint16";
-    case SampleType::kUInt32: return "uint32";
-    case SampleType::kFloat32: return "float32";
-  }
-  return "?";
-}
-
-double saturation_level(SampleType type) {
-  switch (type) {
-    case SampleType::kUInt8: return 255.0;
-    case SampleType::kUInt16: return 65535.0;
-    case SampleType::kUInt32: return 4294967295.0;
-    case SampleType::kFloat32: return std::numeric_limits<double>::infinity();
-  }
-  return std::numeric_limits<double>::infinity();
-}
-
 // ---- reader ------------------------------------------------------------------------
 
 struct TiffReader::Impl {

@@ -20,17 +20,13 @@
 #include <vector>
 
 #include "fdk/adapters/files.hpp"
+#include "fdk/adapters/sample_type.hpp"
 #include "fdk/adapters/volume_writer.hpp"
 #include "fdk/fdk.h"
 
 namespace fdk {
 namespace adapters {
 
-enum class SampleType { kUInt8, kUInt16, kUInt32, kFloat32 };
-
-const char* sample_type_name(SampleType type);  // "uint16", "float32", ...
-// The largest value of an integer type (a saturated pixel); +inf for float.
-double saturation_level(SampleType type);
 
 struct TiffPageInfo {
   int width = 0, height = 0;
