@@ -344,6 +344,7 @@ int run(const Options& o) {
   config.scan = scan;
   config.window = o.window_kind;
   config.cutoff = o.cutoff;
+  config.hann_cutoff_v = o.hann_cutoff_v;
   config.short_scan = o.short_scan;
   config.offset_detector = o.offset_detector;
   config.outside_fov = o.outside_fov;
