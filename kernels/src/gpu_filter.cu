@@ -51,15 +51,18 @@ __global__ void apply_response(cufftComplex* spectrum, const float* response, in
   c.y *= r;
 }
 
-// Row j of the column spectra times the window's gain at bin j.
+// Row j of the column spectra times the window's gain at bin j. Rows
+// stride by the grid's height: 65536 detector rows make 65537 bins, one
+// more than a grid may be high.
 __global__ void apply_column_response(cufftComplex* spectrum, const float* response, int columns, int bins) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  const int j = blockIdx.y;
-  if (c >= columns || j >= bins) return;
-  cufftComplex& z = spectrum[static_cast<size_t>(j) * columns + c];
-  const float r = response[j];
-  z.x *= r;
-  z.y *= r;
+  if (c >= columns) return;
+  for (int j = blockIdx.y; j < bins; j += gridDim.y) {
+    cufftComplex& z = spectrum[static_cast<size_t>(j) * columns + c];
+    const float r = response[j];
+    z.x *= r;
+    z.y *= r;
+  }
 }
 
 }  // namespace
@@ -182,7 +185,7 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
           "cudaMemsetAsync (vertical padding)");
     check(fft->exec_r2c(vforward_.get(), vpadded_.get(), vspectrum_.get()), "cufftExecR2C (columns)");
     const int vbins = vn_ / 2 + 1;
-    apply_column_response<<<dim3((width + 255) / 256, vbins), block, 0, stream_>>>(vspectrum_.get(),
+    apply_column_response<<<dim3((width + 255) / 256, std::min(vbins, 65535)), block, 0, stream_>>>(vspectrum_.get(),
                                                                                    vresponse_.get(), width, vbins);
     check_launch("apply_column_response");
     check(fft->exec_c2r(vinverse_.get(), vspectrum_.get(), vpadded_.get()), "cufftExecC2R (columns)");
