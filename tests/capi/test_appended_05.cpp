@@ -51,7 +51,7 @@ TEST(HannY, OutOfRangeAndNanAreRefusedByName) {
   for (double good : {0.0, 1e-3, 0.5, 1.0}) EXPECT_EQ(create_with_cutoff(scan.config, good), FDK_OK) << good;
 }
 
-TEST(HannY, SmoothsAlongYOnlyAndAnOlderConfigGetsNone) {
+TEST(HannY, SmoothsAlongYAndAnOlderConfigGetsNone) {
   SmallScan scan(24, 36, 40);
   const std::vector<float> plain = reconstruct(scan.config, scan);
   fdk_config windowed = scan.config;
@@ -60,7 +60,8 @@ TEST(HannY, SmoothsAlongYOnlyAndAnOlderConfigGetsNone) {
   ASSERT_EQ(plain.size(), smooth.size());
   EXPECT_GT(fdk_test::relative_l2(smooth, plain), 0.01);
   // The window is a low-pass along v: differences between neighbouring y
-  // planes (the volume's slowest axis) shrink, far more than along x.
+  // planes (the volume's slowest axis) shrink (the exact kernel is
+  // test_vertical_window's).
   auto roughness = [](const std::vector<float>& vol, size_t step) {
     double sum = 0;
     for (size_t i = 0; i + step < vol.size(); ++i) sum += std::abs(double(vol[i + step]) - vol[i]);
