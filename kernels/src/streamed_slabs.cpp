@@ -227,7 +227,7 @@ void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::
   if (model.meter) {
     int views = 0;
     for (int task = 0; task < count * width; ++task) views += view_at(task / width, task % width) >= 0 ? 1 : 0;
-    model.meter->add(y0, y0 + planes, views);  // issued, not yet run: the next batch waits for this one's set
+    model.meter->add(y0, y0 + planes, views);  // issued: two batch sets keep it at most two batches ahead
   }
 }
 
