@@ -471,8 +471,10 @@ typedef struct fdk_progress {
      the GPUs that is backprojected as views arrive. total = views x the
      volume's y planes: the announced views until fdk_finish, the views
      that arrived after it. done counts each plane's views once (a slab
-     recomputed after eviction adds nothing), never decreases, never
-     exceeds total, and equals it once every slab has been computed. */
+     recomputed after eviction adds nothing), never exceeds total, equals
+     it once every slab has been computed, and never decreases (but for a
+     resident volume's views lost after they were counted: FDK_VIEW_FAILED,
+     which leave the total at fdk_finish). */
   int64_t backprojection_done;
   int64_t backprojection_total;
 } fdk_progress;
