@@ -134,8 +134,10 @@ def main():
         if a.rtkfdk:
             t = time.time()
             if not (a.keep_rtk and os.path.exists(os.path.join(d, "rtk.mha"))):
+                extra = run([a.tool, "rtk-args", case]).split()  # the case's filter (--hann, --hannY)
                 run([a.rtkfdk, "-g", "geometry.xml", "-p", ".", "-r", "projections.mha", "-o", "rtk.mha",
-                     "--dimension", str(N), "--spacing", str(VOXEL), "--origin", str(-0.5 * (N - 1) * VOXEL)], cwd=d)
+                     "--dimension", str(N), "--spacing", str(VOXEL), "--origin", str(-0.5 * (N - 1) * VOXEL)] + extra,
+                    cwd=d)
             rtk = np.transpose(read_mha(os.path.join(d, "rtk.mha")), (1, 0, 2))  # z,y,x -> y,z,x
             rtk_seconds = time.time() - t
             np.ascontiguousarray(rtk).tofile(os.path.join(d, "rtk.raw"))  # for --reference-volumes

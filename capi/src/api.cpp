@@ -65,6 +65,9 @@ constexpr size_t kPlanInfoSize01 = offsetof(fdk_plan_info, outside_fov);
 constexpr size_t kConfigSize02 = offsetof(fdk_config, store_policy);
 constexpr size_t kPlanInfoSize02 = offsetof(fdk_plan_info, store_policy);
 constexpr size_t kStoreInfoSize02 = offsetof(fdk_store_info, views_reduced);
+// And as 0.4 did.
+constexpr size_t kConfigSize04 = offsetof(fdk_config, hann_cutoff_v);
+constexpr size_t kProgressSize04 = offsetof(fdk_progress, backprojection_done);
 
 // Accepts the current size and any of `older`.
 template <class Info>
@@ -138,7 +141,8 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
     // An older caller's struct ends before the appended fields: read only
     // its bytes, the rest keeps fdk_config_init's defaults.
     fdk_config full;
-    if (config->struct_size == kConfigSize01 || config->struct_size == kConfigSize02) {
+    if (config->struct_size == kConfigSize01 || config->struct_size == kConfigSize02 ||
+        config->struct_size == kConfigSize04) {
       const size_t size = config->struct_size;
       fdk_config_init(&full);
       std::memcpy(&full, config, size);
@@ -248,8 +252,8 @@ fdk_status fdk_set_progress_callback(fdk_context* ctx, fdk_progress_fn callback,
 
 fdk_status fdk_get_progress(const fdk_context* ctx, fdk_progress* progress) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(progress, "fdk_progress");
-    *progress = recon_of(ctx).progress();
+    check_out_struct(progress, "fdk_progress", kProgressSize04);
+    copy_out(recon_of(ctx).progress(), progress);
   });
 }
 

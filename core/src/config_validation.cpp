@@ -83,6 +83,7 @@ Settings validate_config(const fdk_config& c) {
   if (c.store_policy != FDK_STORE_REDUCE_PRECISION && c.store_policy != FDK_STORE_STRICT)
     fail(FDK_ERROR_INVALID_ARGUMENT, "store_policy is " + std::to_string(c.store_policy) +
                                          ": it must be FDK_STORE_REDUCE_PRECISION (0) or FDK_STORE_STRICT (1)");
+  require_within(c.hann_cutoff_v, 0, 1, "hann_cutoff_v", "[0, 1] (0 = off)");
 
   Settings s;
   s.config = c;

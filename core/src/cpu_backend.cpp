@@ -10,6 +10,7 @@
 #include "fdk/core/checked.hpp"
 #include "fdk/core/error.hpp"
 #include "fdk/core/thread_pool.hpp"
+#include "fdk/core/vertical_window.hpp"
 
 namespace fdk {
 
@@ -38,7 +39,10 @@ struct Scratch {
 class CpuBackend final : public Backend {
  public:
   CpuBackend(const ScanModel& model, int num_threads)
-      : ramp_(model.filter), pool_(num_threads), scratch_(static_cast<size_t>(num_threads)) {}
+      : ramp_(model.filter), pool_(num_threads), scratch_(static_cast<size_t>(num_threads)) {
+    if (model.filter.hann_cutoff_v > 0)
+      vertical_ = std::make_unique<VerticalWindow>(model.detector.size[1], model.filter.hann_cutoff_v);
+  }
 
   fdk_backend kind() const override { return FDK_BACKEND_CPU; }
 
@@ -54,6 +58,14 @@ class CpuBackend final : public Backend {
       ramp_.filter_rows(filtered + static_cast<size_t>(r0) * static_cast<size_t>(nu), r1 - r0,
                         static_cast<size_t>(nu));
     });
+    // The window along v needs every row filtered along u first (the whole
+    // view is here: the store's row bands are cut only after this).
+    if (vertical_) {
+      const int column_tasks = (nu + 63) / 64;
+      pool_.parallel_for(column_tasks, [&](int task, int) {
+        vertical_->filter_columns(filtered, task * 64, std::min(nu, task * 64 + 64), static_cast<size_t>(nu));
+      });
+    }
   }
 
   void finish(const ScanModel& model) override {
@@ -101,6 +113,7 @@ class CpuBackend final : public Backend {
           sweep(model, fov_mask_.data(), batch[static_cast<size_t>(b)], y0, planes, stride, k0, k1, acc.data(),
                 scratch_[static_cast<size_t>(slot)]);
       });
+      if (model.meter) model.meter->add(y0, y1, count);
     }
     // Back to the public layout: x fastest, then z, then y.
     const int tasks = std::min(planes, 4 * pool_.size());
@@ -238,6 +251,7 @@ class CpuBackend final : public Backend {
   }
 
   RampFilter ramp_;
+  std::unique_ptr<VerticalWindow> vertical_;  // fdk_config.hann_cutoff_v > 0
   ThreadPool pool_;
   std::vector<unsigned char> fov_mask_;  // from field_of_view_mask, at finish
   double backproject_seconds_ = 0;

@@ -63,6 +63,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.filter.window = c.window;
   model_.filter.cutoff = c.cutoff;
   model_.filter.truncation_padding = c.truncation_padding;
+  model_.filter.hann_cutoff_v = c.hann_cutoff_v;
   model_.matrices.reserve(model_.views.size());
   for (const auto& v : model_.views) model_.matrices.push_back(index_matrix(v, c.volume, model_.detector));
   model_.arrived.assign(model_.views.size(), 0);
@@ -86,6 +87,8 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
       [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; },
       backend_->slab_alignment());
   model_.slabs = plan_.slabs;
+  meter_ = std::make_unique<BackprojectionMeter>(plan_.slabs, c.scan.num_views);
+  model_.meter = meter_.get();
   slab_done_.assign(plan_.slabs.size(), 0);
   background_failures_.resize(plan_.slabs.size());
   // The store has what the slabs' reserve and the per-view bookkeeping
@@ -179,6 +182,7 @@ void Reconstruction::finish() {
   model_.view_order.clear();
   for (size_t v = 0; v < model_.arrived.size(); ++v)
     if (model_.arrived[v]) model_.view_order.push_back(static_cast<int>(v));
+  meter_->set_views(static_cast<int>(model_.view_order.size()));
   backend_->finish(model_);
   finished_.store(true);
   notify_progress();
@@ -415,6 +419,8 @@ void Reconstruction::background_loop() {
 }
 
 void Reconstruction::record_done(int slab) {
+  const auto& range = plan_.slabs[static_cast<size_t>(slab)];
+  meter_->complete(range[0], range[1]);
   if (!slab_done_[static_cast<size_t>(slab)]) {
     slab_done_[static_cast<size_t>(slab)] = 1;
     slabs_done_.fetch_add(1);
@@ -453,6 +459,8 @@ fdk_progress Reconstruction::progress() const {
   p.views_total = static_cast<int32_t>(model_.views.size());
   p.slabs_done = slabs_done_.load();
   p.slabs_total = slab_count();
+  p.backprojection_done = meter_->done();
+  p.backprojection_total = meter_->total();
   if (cancelled_.load())
     p.phase = FDK_PHASE_CANCELLED;
   else if (!finished_.load())

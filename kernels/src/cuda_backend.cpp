@@ -229,6 +229,9 @@ class CudaBackend final : public Backend {
     if (!resident_) return live_.front()->view_filtered(model, view);  // the early slab
     std::lock_guard<std::mutex> lock(active_mutex_);
     on_active([&](DeviceBackend* d) { d->view_filtered(model, view); });
+    // Resident: the view is on its way into every plane (its launch may be
+    // held for a group, which the end of the scan sends at the latest).
+    if (model.meter) model.meter->add(0, model.volume.size[1], 1);
   }
 
   void view_dropped(const ScanModel& model, int view) override {

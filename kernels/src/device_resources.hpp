@@ -229,6 +229,22 @@ class FftPlan {
     valid_ = true;
     check(fft->set_stream(plan_, stream), "cufftSetStream");
   }
+  // Batched 1-D real transforms of length n down the `columns` columns of
+  // a row-major image (element (row j, column c) at j * columns + c; the
+  // complex side has n/2+1 rows of `columns`).
+  void make_columns(int n, int columns, cufftType type, cudaStream_t stream) {
+    reset();
+    int dims[1] = {n};
+    int real_embed[1] = {n}, complex_embed[1] = {n / 2 + 1};
+    const bool forward = type == CUFFT_R2C;
+    const CufftApi* fft = cufft_api();
+    if (!fft) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
+    check(fft->plan_many(&plan_, 1, dims, forward ? real_embed : complex_embed, columns, 1,
+                         forward ? complex_embed : real_embed, columns, 1, type, columns),
+          "cufftPlanMany (columns)");
+    valid_ = true;
+    check(fft->set_stream(plan_, stream), "cufftSetStream");
+  }
   void reset() {
     if (valid_) cufft_api()->destroy(plan_);
     valid_ = false;

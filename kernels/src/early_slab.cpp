@@ -87,6 +87,12 @@ void OneDevice::launch_early_groups(const ScanModel& model) {
     set.done.record(bp_stream_.get());
     set.used = true;
     ++early_next_;
+    if (model.meter) {
+      int views = 0;
+      for (size_t q = first; q < last; ++q)
+        for (int v : orbits_[q]) views += v >= 0 ? 1 : 0;
+      model.meter->add(range[0], range[1], views);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fdk/core/ramp_filter.hpp"
+#include "fdk/core/vertical_window.hpp"
 #include "fdk/core/weights.hpp"
 
 namespace fdk::cuda {
@@ -50,7 +51,28 @@ __global__ void apply_response(cufftComplex* spectrum, const float* response, in
   c.y *= r;
 }
 
+// Row j of the column spectra times the window's gain at bin j. Rows
+// stride by the grid's height: 65536 detector rows make 65537 bins, one
+// more than a grid may be high.
+__global__ void apply_column_response(cufftComplex* spectrum, const float* response, int columns, int bins) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= columns) return;
+  for (int j = blockIdx.y; j < bins; j += gridDim.y) {
+    cufftComplex& z = spectrum[static_cast<size_t>(j) * columns + c];
+    const float r = response[j];
+    z.x *= r;
+    z.y *= r;
+  }
+}
+
 }  // namespace
+
+uint64_t vertical_window_bytes(const ScanModel& model) {
+  if (!(model.filter.hann_cutoff_v > 0)) return 0;
+  const uint64_t n = static_cast<uint64_t>(VerticalWindow(model.detector.size[1], model.filter.hann_cutoff_v).padded_length());
+  const uint64_t columns = static_cast<uint64_t>(model.detector.size[0]);
+  return 4ull * columns * (n + (n / 2 + 1) * 2) + 4ull * (n / 2 + 1);
+}
 
 GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stream) {
   const RampFilter ramp(model.filter);
@@ -71,6 +93,20 @@ GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stre
   host_columns_.resize(2 * static_cast<size_t>(model.detector.size[0]));
   forward_.make(n_, rows, CUFFT_R2C, stream_);
   inverse_.make(n_, rows, CUFFT_C2R, stream_);
+  if (model.filter.hann_cutoff_v > 0) {
+    const VerticalWindow window(rows, model.filter.hann_cutoff_v);
+    vn_ = window.padded_length();
+    std::vector<float> gains(window.frequency_response());
+    for (float& g : gains) g /= static_cast<float>(vn_);  // cuFFT's inverse is unnormalised
+    vresponse_.resize(gains.size());
+    check(cudaMemcpy(vresponse_.get(), gains.data(), gains.size() * sizeof(float), cudaMemcpyHostToDevice),
+          "cudaMemcpy (vertical window)");
+    const size_t width = static_cast<size_t>(model.detector.size[0]);
+    vpadded_.resize(static_cast<size_t>(vn_) * width);
+    vspectrum_.resize(static_cast<size_t>(vn_ / 2 + 1) * width);
+    vforward_.make_columns(vn_, static_cast<int>(width), CUFFT_R2C, stream_);
+    vinverse_.make_columns(vn_, static_cast<int>(width), CUFFT_C2R, stream_);
+  }
 }
 
 void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
@@ -135,7 +171,28 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
   check_launch("apply_response");
   check(fft->exec_c2r(inverse_.get(), spectrum_.get(), padded_.get()), "cufftExecC2R");
   // The row's own samples sit after the padding.
-  check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), padded_.get() + pad_, n_ * sizeof(float),
+  const float* filtered = padded_.get() + pad_;
+  size_t filtered_pitch = static_cast<size_t>(n_);
+  if (vn_ > 0) {
+    // The window along v (VerticalWindow): the columns, zero-padded below
+    // the view, filtered down their length, as the CPU does.
+    const size_t w = static_cast<size_t>(width);
+    check(cudaMemcpy2DAsync(vpadded_.get(), w * sizeof(float), filtered, filtered_pitch * sizeof(float),
+                            w * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
+          "cudaMemcpy2DAsync (columns for the vertical window)");
+    check(cudaMemsetAsync(vpadded_.get() + static_cast<size_t>(rows) * w, 0,
+                          static_cast<size_t>(vn_ - rows) * w * sizeof(float), stream_),
+          "cudaMemsetAsync (vertical padding)");
+    check(fft->exec_r2c(vforward_.get(), vpadded_.get(), vspectrum_.get()), "cufftExecR2C (columns)");
+    const int vbins = vn_ / 2 + 1;
+    apply_column_response<<<dim3((width + 255) / 256, std::min(vbins, 65535)), block, 0, stream_>>>(vspectrum_.get(),
+                                                                                   vresponse_.get(), width, vbins);
+    check_launch("apply_column_response");
+    check(fft->exec_c2r(vinverse_.get(), vspectrum_.get(), vpadded_.get()), "cufftExecC2R (columns)");
+    filtered = vpadded_.get();
+    filtered_pitch = w;
+  }
+  check(cudaMemcpy2DAsync(device_out, device_pitch * sizeof(float), filtered, filtered_pitch * sizeof(float),
                           width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpy2DAsync (filtered)");
   if (host_out)

@@ -42,6 +42,15 @@ class GpuFilter {
   DeviceBuffer<cufftComplex> spectrum_;
   PinnedBuffer<float> host_columns_;
   FftPlan forward_, inverse_;
+  // fdk_config.hann_cutoff_v (VerticalWindow): the row-filtered view, its
+  // columns zero-padded to vn_ rows, transformed down the columns.
+  int vn_ = 0;  // 0: no window along v
+  DeviceBuffer<float> vpadded_, vresponse_;
+  DeviceBuffer<cufftComplex> vspectrum_;
+  FftPlan vforward_, vinverse_;
 };
+
+// Device bytes a filter's window along v adds (0 when it is off).
+uint64_t vertical_window_bytes(const ScanModel& model);
 
 }  // namespace fdk::cuda

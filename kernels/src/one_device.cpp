@@ -240,7 +240,8 @@ double OneDevice::busy_seconds() const {
 uint64_t OneDevice::filter_bytes(const ScanModel& model) const {
   const RampFilter ramp(model.filter);
   const uint64_t n = static_cast<uint64_t>(ramp.padded_length());
-  return 4ull * rows_ * (n + (n / 2 + 1) * 2 + model.input_detector.size[0]) + 4ull * pitch_ * rows_;
+  return 4ull * rows_ * (n + (n / 2 + 1) * 2 + model.input_detector.size[0]) + 4ull * pitch_ * rows_ +
+         vertical_window_bytes(model);
 }
 
 void OneDevice::make_sets(int quads, int rows, bool streaming) {

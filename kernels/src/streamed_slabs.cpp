@@ -224,6 +224,11 @@ void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::
   }
   set.done.record(bp_stream_.get());
   set.used = true;
+  if (model.meter) {
+    int views = 0;
+    for (int task = 0; task < count * width; ++task) views += view_at(task / width, task % width) >= 0 ? 1 : 0;
+    model.meter->add(y0, y0 + planes, views);  // issued: two batch sets keep it at most two batches ahead
+  }
 }
 
 int aligned_slab_planes() { return kPairPlanesPerThread; }

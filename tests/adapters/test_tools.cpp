@@ -140,6 +140,30 @@ TEST(ToolsEndToEnd, SimulatedFolderToTiffSlicesKeepsTheBrainValue) {
   EXPECT_FALSE(any_part_files(dir / "out"));
 }
 
+// rtkfdk's window options reach the library: --hann F is --filter hann
+// --cutoff F to the bit, and --hann-y smooths the slices.
+TEST(ToolsEndToEnd, HannOptionsAsRtkfdkSpellsThem) {
+  TempDir dir;
+  ASSERT_EQ(run(kSim + " " + (dir / "scan") + " --views 36 --detector 48 --threads 2", dir.path()).code, 0);
+  auto slice = [&](const std::string& out, const std::string& extra) {
+    const Result r = run(kConvert + " " + (dir / "scan/projections") + " " + (dir / out) + " --dark " +
+                             (dir / "scan/dark") + " --flat " + (dir / "scan/flat") + " --geometry " +
+                             (dir / "scan/geometry.xml") + " --pixel-size 1.6 --volume-size 24,24,24" +
+                             " --voxel-size 1.5 --threads 2 --quiet" + extra,
+                         dir.path());
+    EXPECT_EQ(r.code, 0) << r.err;
+    TiffReader reader(dir / (out + "/" + slice_file_name("slice", 12, 24)));
+    TiffPageInfo info;
+    return reader.read_page(0, &info);
+  };
+  const auto plain = slice("plain", "");
+  // 48 columns pad to 128 in RTK: its cut is round(65 * 0.6) = 39 bins, 78/128 of Nyquist.
+  EXPECT_EQ(slice("hann", " --hann 0.6"), slice("filter", " --filter hann --cutoff 0.609375"));
+  EXPECT_NE(slice("hann", " --hann 0.6 --force"), plain);
+  EXPECT_EQ(slice("hann0", " --hann 0"), plain);
+  EXPECT_NE(slice("hann_y", " --hann-y 0.5"), plain);
+}
+
 // An RTK XML geometry and TIFF projections whose resolution tags give the
 // pixel pitch (as fdk-scan-sim writes them) need no other flag; without the
 // tags the missing pixel size is named, with where it could have come from.
@@ -543,6 +567,9 @@ TEST(ToolsExitCodes, EveryBadArgumentExits2NamingIt) {
       {" --bin 2000", "--bin"},
       {" --read-threads 0", "--read-threads"},
       {" --filter foo", "--filter"},
+      {" --hann 1.5", "--hann"},
+      {" --hann-y -0.1", "--hann-y"},
+      {" --hann-y nan", "--hann-y"},
       {" --short-scan maybe", "--short-scan"},
       {" --offset-detector x", "--offset-detector"},
       {" --outside-fov x", "--outside-fov"},

@@ -325,6 +325,8 @@ TEST(Concurrency, QueriesFromAnotherThreadWhilePushingAndReading) {
       EXPECT_EQ(p.views_total, scan.views());
       EXPECT_GE(p.slabs_done, last.slabs_done);
       EXPECT_EQ(p.slabs_total, slabs);
+      EXPECT_GE(p.backprojection_done, last.backprojection_done);  // moved by the reader's slabs
+      EXPECT_LE(p.backprojection_done, p.backprojection_total);
       last = p;
       const fdk_store_info s = store_of(ctx);
       EXPECT_GE(s.views_stored, last_store.views_stored);
@@ -366,6 +368,7 @@ TEST(Concurrency, QueriesFromAnotherThreadWhilePushingAndReading) {
   EXPECT_EQ(p.phase, FDK_PHASE_DONE);
   EXPECT_EQ(p.views_pushed, scan.views());
   EXPECT_EQ(p.slabs_done, slabs);
+  EXPECT_EQ(p.backprojection_done, p.backprojection_total);
   EXPECT_EQ(store_of(ctx).views_stored, scan.views());
   ASSERT_EQ(volume.size(), reference.size());
   EXPECT_EQ(std::memcmp(volume.data(), reference.data(), volume.size() * sizeof(float)), 0);

@@ -89,6 +89,14 @@ std::vector<Case> all_cases() {
   cases.push_back(make("full", "full scan, 360 views, centred", centred, arc(360, 0, 360, v)));
   cases.push_back(make("short", "short scan (Parker), 204 views", centred, short_arc(centred, v)));
   cases.push_back(make("cw", "full scan, clockwise from 30 deg", centred, arc(360, 30, -360, v)));
+  // rtkfdk's windows: --hannY alone, --hann alone, and the two together.
+  cases.push_back(make("hann_y", "full scan, --hannY 0.5", centred, arc(360, 0, 360, v)));
+  cases.back().hann_y = 0.5;
+  cases.push_back(make("hann", "full scan, --hann 0.7", centred, arc(360, 0, 360, v)));
+  cases.back().hann = 0.7;
+  cases.push_back(make("hann_uv", "full scan, --hann 0.7 --hannY 0.3", centred, arc(360, 0, 360, v)));
+  cases.back().hann = 0.7;
+  cases.back().hann_y = 0.3;
   {
     fdk_detector narrow = centred;  // its circle (radius 107) misses the volume's corners
     narrow.size[0] = 136;

@@ -16,6 +16,8 @@ struct Case {
   fdk_detector detector{};
   std::vector<fdk_view> views;
   bool matrices = false;       // reconstructed from 3x4 matrices (FDK_SCAN_MATRICES)
+  double hann = 0;             // rtkfdk --hann: FDK_WINDOW_HANN at this cutoff (0: Ram-Lak)
+  double hann_y = 0;           // rtkfdk --hannY: fdk_config.hann_cutoff_v
 };
 
 constexpr int kN = 128;

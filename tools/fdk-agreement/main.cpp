@@ -2,6 +2,7 @@
 // (scripts/rtk-agreement.sh drives it):
 //
 //   fdk-agreement list
+//   fdk-agreement rtk-args CASE...   rtkfdk's filter options of each case, a line each
 //   fdk-agreement simulate DIR [CASE...]
 //       DIR/CASE/geometry.xml     the views, RTK XML (with each 3x4 matrix)
 //       DIR/CASE/projections.mha  exact line integrals, one stack (RTK reads it)
@@ -128,6 +129,11 @@ std::vector<float> reconstruct_once(const Case& c, const std::vector<fdk_view>& 
   cfg.detector = c.detector;
   cfg.backend = backend;
   cfg.outside_fov = outside;
+  if (c.hann > 0) {
+    cfg.window = FDK_WINDOW_HANN;
+    cfg.cutoff = c.hann;
+  }
+  cfg.hann_cutoff_v = c.hann_y;
   std::vector<double> matrices;
   cfg.scan.num_views = static_cast<int32_t>(views.size());
   if (c.matrices) {
@@ -198,6 +204,15 @@ int main(int argc, char** argv) {
     const std::string verb = argc > 1 ? argv[1] : "";
     if (verb == "list") {
       for (const Case& c : agreement::all_cases()) std::printf("%-20s %s\n", c.name.c_str(), c.what.c_str());
+      return 0;
+    }
+    if (verb == "rtk-args" && argc > 2) {
+      // rtkfdk's options for the case's filter, beyond the geometry's.
+      for (const Case& c : selected(argc, argv, 2)) {
+        if (c.hann > 0) std::printf("--hann %g ", c.hann);
+        if (c.hann_y > 0) std::printf("--hannY %g ", c.hann_y);
+        std::printf("\n");
+      }
       return 0;
     }
     if (verb == "simulate" && argc > 2) {

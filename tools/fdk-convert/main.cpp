@@ -51,6 +51,18 @@ using namespace fdk_convert;
 
 namespace {
 
+// rtkfdk's --hann F cuts at a whole bin, ncut = round((N/2 + 1) F), of
+// its padded row (N: the power of two >= twice the columns); fdk's cutoff
+// is exactly a fraction of Nyquist, so the same cut is 2 ncut / N. It
+// agrees with rtkfdk to 1.7e-6 (docs/ACCURACY.md); under half-fan weights
+// RTK pads the widened row instead, so the cut is then within a bin.
+double rtk_hann_cutoff(double f, int columns) {
+  double n = 1;
+  while (n < 2.0 * columns) n *= 2;
+  return std::clamp(2.0 * std::round((n / 2 + 1) * f) / n, 1.0 / n, 1.0);
+}
+
+
 // The library's largest detector and volume extent per axis (fdk.h).
 constexpr int kMaxExtent = 65536;
 
@@ -472,7 +484,8 @@ int run(const Options& o) {
   config.detector = detector;
   config.scan = scan;
   config.window = o.window_kind;
-  config.cutoff = o.cutoff;
+  config.cutoff = o.rtk_hann > 0 ? rtk_hann_cutoff(o.rtk_hann, detector.size[0]) : o.cutoff;
+  config.hann_cutoff_v = o.hann_cutoff_v;
   config.short_scan = o.short_scan;
   config.offset_detector = o.offset_detector;
   config.outside_fov = o.outside_fov;

@@ -81,6 +81,10 @@ Projections:
 Reconstruction:
   --filter NAME          ram-lak (default), shepp-logan, cosine, hamming, hann
   --cutoff F             fraction of Nyquist (default 1)
+  --hann F               rtkfdk's --hann: --filter hann cut as rtkfdk rounds F
+                         (0: ram-lak)
+  --hann-y F             rtkfdk's --hannY: Hann window along v, cut at F of
+                         Nyquist (default 0 = off)
   --short-scan auto|on|off  (auto: when the views leave a gap of more than
                          twice their median step)
   --offset-detector auto|on|off  half-fan weights about the ray through the
@@ -347,9 +351,22 @@ Options parse_options(int argc, char** argv) {
       else if (v == "hamming") o.window_kind = FDK_WINDOW_HAMMING;
       else if (v == "hann") o.window_kind = FDK_WINDOW_HANN;
       else usage_error("bad value for --filter: '" + v + "'");
+      o.rtk_hann = 0;
     } else if (arg == "--cutoff") {
       o.cutoff = parse_number(arg, next());
+      o.rtk_hann = 0;
       if (!(o.cutoff > 0 && o.cutoff <= 1)) usage_error("--cutoff must lie in (0, 1] (a fraction of Nyquist)");
+    } else if (arg == "--hann") {
+      // rtkfdk's spelling; its 0 (the default there) means no window.
+      const double f = parse_number(arg, next());
+      if (!(f >= 0 && f <= 1)) usage_error("--hann must lie in [0, 1] (a fraction of Nyquist; 0 = off)");
+      o.window_kind = f > 0 ? FDK_WINDOW_HANN : FDK_WINDOW_RAM_LAK;
+      o.cutoff = 1.0;
+      o.rtk_hann = f;
+    } else if (arg == "--hann-y") {
+      o.hann_cutoff_v = parse_number(arg, next());
+      if (!(o.hann_cutoff_v >= 0 && o.hann_cutoff_v <= 1))
+        usage_error("--hann-y must lie in [0, 1] (a fraction of Nyquist; 0 = off)");
     } else if (arg == "--short-scan") {
       o.short_scan = parse_switch(arg, next());
     } else if (arg == "--offset-detector") {

@@ -57,6 +57,8 @@ struct Options {
   int read_threads = 0;
   int window_kind = FDK_WINDOW_RAM_LAK;
   double cutoff = 1.0;
+  double hann_cutoff_v = 0.0;  // --hann-y: fdk_config.hann_cutoff_v
+  double rtk_hann = 0.0;       // --hann F: the cutoff rounded as rtkfdk does, once the width is known
   int short_scan = FDK_AUTO, offset_detector = FDK_AUTO;
   int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;
   double padding = 0.0;

@@ -455,6 +455,9 @@ namespace Fdk
         public Activation OffsetDetector { get; set; }
         /// <summary>Row extension on each side, as a fraction of the width, in [0, 1].</summary>
         public double TruncationPadding { get; set; }
+        /// <summary>rtkfdk's --hannY: a Hann window along the detector's v axis, cut at this
+        /// fraction of Nyquist, in [0, 1]; 0 (the default) = off.</summary>
+        public double HannCutoffV { get; set; }
 
         /// <summary>fdk_config_init's defaults: RamLak, cutoff 1, weightings Auto, no padding.</summary>
         public FilterOptions()

@@ -75,6 +75,7 @@ namespace Fdk
         public int slab_thickness;
         public int outside_fov;
         public int store_policy;
+        public double hann_cutoff_v;
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -95,6 +96,8 @@ namespace Fdk
         public int views_total;
         public int slabs_done;
         public int slabs_total;
+        public long backprojection_done;
+        public long backprojection_total;
     }
 
     [StructLayout(LayoutKind.Sequential)]

@@ -142,6 +142,7 @@ namespace Fdk
             c.short_scan = (int)f.ShortScan;
             c.offset_detector = (int)f.OffsetDetector;
             c.truncation_padding = f.TruncationPadding;
+            c.hann_cutoff_v = f.HannCutoffV;
             c.backend = (int)s.Backend;
             int[] devices = s.Devices ?? new int[0];
             c.num_devices = devices.Length;

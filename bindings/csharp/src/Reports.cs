@@ -44,6 +44,11 @@ namespace Fdk
         public int SlabsDone { get; private set; }
         /// <summary>Slabs in the plan.</summary>
         public int SlabsTotal { get; private set; }
+        /// <summary>Backprojection work done, in view x y-plane units: it moves while a slab
+        /// is computed, never goes back, and reaches <see cref="BackprojectionTotal"/>.</summary>
+        public long BackprojectionDone { get; private set; }
+        /// <summary>Views (announced until Finish, arrived after) x the volume's y planes.</summary>
+        public long BackprojectionTotal { get; private set; }
 
         internal ReconstructionProgress(FdkProgressNative n) : this()
         {
@@ -52,6 +57,8 @@ namespace Fdk
             ViewsTotal = n.views_total;
             SlabsDone = n.slabs_done;
             SlabsTotal = n.slabs_total;
+            BackprojectionDone = n.backprojection_done;
+            BackprojectionTotal = n.backprojection_total;
         }
 
         /// <summary>"Phase: views pushed/total, slabs done/total".</summary>

@@ -204,6 +204,7 @@ namespace Fdk.Tests
                 Assert.AreEqual(init.slab_thickness, ours.slab_thickness);
                 Assert.AreEqual(init.outside_fov, ours.outside_fov);
                 Assert.AreEqual(init.store_policy, ours.store_policy);
+                Assert.AreEqual(init.hann_cutoff_v, ours.hann_cutoff_v);
             }
             finally
             {

@@ -3,6 +3,7 @@
 // System.Progress<T> posts the reports elsewhere.
 using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Threading;
 using NUnit.Framework;
 
@@ -43,6 +44,33 @@ namespace Fdk.Tests
                 // The synchronous reporter runs on the working thread: this one.
                 Assert.That(recorder.Threads, Is.All.EqualTo(Thread.CurrentThread.ManagedThreadId));
             }
+        }
+
+        [Test]
+        public void BackprojectionProgressEndsAtItsTotalAndHannCutoffVSmooths()
+        {
+            float[] plain, smooth;
+            using (var r = new Reconstructor(TestScan.Settings()))
+            {
+                Assert.AreEqual((long)TestScan.Views * TestScan.N, r.GetProgress().BackprojectionTotal);
+                Assert.AreEqual(0L, r.GetProgress().BackprojectionDone);
+                TestScan.PushAll(r);
+                r.Finish();
+                plain = r.ReadVolume();
+                ReconstructionProgress p = r.GetProgress();
+                Assert.AreEqual((long)TestScan.Views * TestScan.N, p.BackprojectionDone);
+                Assert.AreEqual(p.BackprojectionTotal, p.BackprojectionDone);
+            }
+            ReconstructionSettings settings = TestScan.Settings();
+            settings.Filter.HannCutoffV = 0.4;
+            using (var r = new Reconstructor(settings))
+            {
+                TestScan.PushAll(r);
+                r.Finish();
+                smooth = r.ReadVolume();
+            }
+            Assert.AreEqual(plain.Length, smooth.Length);
+            Assert.IsFalse(plain.SequenceEqual(smooth), "hann_cutoff_v changed nothing");
         }
 
         [Test]

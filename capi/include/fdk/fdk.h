@@ -83,7 +83,7 @@ extern "C" {
 
 /* ---- version -------------------------------------------------------------- */
 #define FDK_VERSION_MAJOR 0
-#define FDK_VERSION_MINOR 4
+#define FDK_VERSION_MINOR 5
 #define FDK_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
 #define FDK_VERSION_NUMBER \
@@ -289,6 +289,12 @@ typedef struct fdk_config {
   int32_t outside_fov;   /* fdk_outside_fov; default BACKPROJECT, as rtkfdk */
   /* Appended in 0.3 (older struct sizes still work and get the default): */
   int32_t store_policy;  /* fdk_store_policy; default REDUCE_PRECISION */
+  /* Appended in 0.5 (older struct sizes still work and get the default): */
+  double hann_cutoff_v;  /* rtkfdk's --hannY: a Hann window along the
+                            detector's v axis (columns smoothed, as RTK's
+                            2-D kernel), cut at this fraction of Nyquist
+                            exactly as RTK rounds it; 0 = off (the
+                            default); within [0, 1] */
 } fdk_config;
 
 /* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
@@ -459,6 +465,18 @@ typedef struct fdk_progress {
   int32_t views_total;  /* announced */
   int32_t slabs_done;   /* slabs computed at least once */
   int32_t slabs_total;
+  /* Appended in 0.5 (an older struct_size gets the fields above only): the
+     backprojection's work in (view x y plane) units, which moves while a
+     slab is computed (by batches of views), also on a volume resident on
+     the GPUs that is backprojected as views arrive. total = views x the
+     volume's y planes: the announced views until fdk_finish, the views
+     that arrived after it. done counts each plane's views once (a slab
+     recomputed after eviction adds nothing), never exceeds total, equals
+     it once every slab has been computed, and never decreases (but for a
+     resident volume's views lost after they were counted: FDK_VIEW_FAILED,
+     which leave the total at fdk_finish). */
+  int64_t backprojection_done;
+  int64_t backprojection_total;
 } fdk_progress;
 
 /* Called on the caller's thread that made the progress (the pushing thread

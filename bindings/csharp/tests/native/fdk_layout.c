@@ -72,6 +72,7 @@ int main(void) {
   FIELD(fdk_config, slab_thickness);
   FIELD(fdk_config, outside_fov);
   FIELD(fdk_config, store_policy);
+  FIELD(fdk_config, hann_cutoff_v);
 
   SIZE(fdk_slab_info);
   FIELD(fdk_slab_info, struct_size);
@@ -86,6 +87,8 @@ int main(void) {
   FIELD(fdk_progress, views_total);
   FIELD(fdk_progress, slabs_done);
   FIELD(fdk_progress, slabs_total);
+  FIELD(fdk_progress, backprojection_done);
+  FIELD(fdk_progress, backprojection_total);
 
   SIZE(fdk_store_info);
   FIELD(fdk_store_info, struct_size);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "fdk/core/backprojection_meter.hpp"
 #include "fdk/core/geometry.hpp"
 #include "fdk/core/projection_store.hpp"
 #include "fdk/core/ramp_filter.hpp"
@@ -39,6 +40,9 @@ struct ScanModel {
   std::vector<std::array<int, 2>> slabs;  // the slab plan ([y0, y1) of each), set once the backend exists
   const ProjectionStore* store = nullptr;
   const std::atomic<bool>* cancelled = nullptr;
+  // Where backends report backprojection work as it is done (fdk_progress);
+  // null in tests that drive a backend alone.
+  BackprojectionMeter* meter = nullptr;
 
   size_t plane_floats() const {
     return static_cast<size_t>(volume.size[0]) * static_cast<size_t>(volume.size[2]);

@@ -16,6 +16,7 @@ struct RampFilterParams {
   int32_t window = FDK_WINDOW_RAM_LAK;  // fdk_window, kept as an int until validated
   double cutoff = 1.0;        // fraction of Nyquist, (0, 1]
   double truncation_padding = 0;  // fraction of width added on each side
+  double hann_cutoff_v = 0;   // fdk_config.hann_cutoff_v: 0 = off, else a VerticalWindow after the ramp
 };
 
 // Scaling: out[i] = du * sum_j h(i - j) * in[j] (the discrete counterpart of

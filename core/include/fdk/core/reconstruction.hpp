@@ -94,6 +94,9 @@ class Reconstruction {
   ThreadPool ingest_pool_;  // the push path's copies into staging and checks
   ScanModel model_;
   std::unique_ptr<ProjectionStore> store_;
+  // model_.meter, made once the plan exists; declared before backend_ so
+  // that it outlives the backend's threads, which report into it.
+  std::unique_ptr<BackprojectionMeter> meter_;
   std::unique_ptr<Backend> backend_;
   SlabPlan plan_;
   uint64_t store_limit_ = 0;  // bytes the compressed store may hold
