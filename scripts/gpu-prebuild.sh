@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=build-sm90
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF >/dev/null
+  -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF -DFDK_WITH_HDF5=OFF >/dev/null
 cmake --build "$build" --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement
 rm -rf gpu-prebuilt
 mkdir -p gpu-prebuilt/bin gpu-prebuilt/lib

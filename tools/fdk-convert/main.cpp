@@ -747,7 +747,26 @@ int run(const Options& o) {
   }
   fdk_tools::PreviewCollector preview(volume, preview_at);
   std::vector<float> buffer;
-  progress.stage("volume", "planes", volume.size[1]);
+  // The planes reconstructed so far: the library's backprojection count
+  // (views x planes), which moves while a slab is computed, so a one-slab
+  // volume does not sit at 0 % until its end; at least the planes written.
+  std::atomic<long long> planes_written{0};
+  const long long planes_total = volume.size[1];
+  progress.stage("volume", "planes", planes_total, [&]() -> long long {
+    fdk_progress p{};
+    p.struct_size = sizeof p;
+    long long planes = planes_written.load();
+    if (fdk_get_progress(lib.ctx, &p) == FDK_OK && p.backprojection_total > 0) {
+      planes = std::max(planes, static_cast<long long>(static_cast<double>(p.backprojection_done) /
+                                                       static_cast<double>(p.backprojection_total) *
+                                                       static_cast<double>(planes_total)));
+    }
+    return std::min(planes, planes_total);
+  });
+  struct EndStage {  // before planes_written goes, whatever leaves this scope
+    fdk_tools::Progress& progress;
+    ~EndStage() { progress.end_stage(); }
+  } end_volume_stage{progress};
   for (int32_t k = 0; k < slabs; ++k) {
     fdk_slab_info info{};
     info.struct_size = sizeof info;
@@ -761,7 +780,7 @@ int run(const Options& o) {
     }
     writer->write_planes(info.y_begin, info.y_end, buffer.data());
     if (o.preview) preview.add_planes(info.y_begin, info.y_end, buffer.data());
-    progress.set(info.y_end);
+    planes_written.store(info.y_end);
   }
   progress.end_stage();
   if (g_signal.load()) throw Failure{kExitInterrupted, "interrupted"};
