@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "tool_run.hpp"
 
 using fdk_adapter_test::TempDir;
 
@@ -20,19 +21,10 @@ namespace {
 const std::string kSim = FDK_SCAN_SIM_PATH;
 const std::string kConvert = FDK_CONVERT_PATH;
 
-struct ToolRun {
-  int code;
-  std::string out, err;
-};
+using ToolRun = fdk_adapter_test::ToolResult;
 
 ToolRun run(const std::string& command, const TempDir& dir) {
-  const std::string out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const int status = std::system((command + " > " + out + " 2> " + err).c_str());
-  ToolRun r{WIFEXITED(status) ? WEXITSTATUS(status) : 128, fdk_adapter_test::read_all(out),
-        fdk_adapter_test::read_all(err)};
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return r;
+  return fdk_adapter_test::run_tool(command, dir.path());
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

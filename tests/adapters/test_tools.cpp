@@ -16,27 +16,17 @@
 
 #include "sim.hpp"
 #include "test_support.hpp"
+#include "tool_run.hpp"
 
 using namespace fdk::adapters;
 using fdk_adapter_test::TempDir;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string err;
-};
+using Result = fdk_adapter_test::ToolResult;
 
 Result run(const std::string& args, const std::string& log_dir) {
-  const std::string err_path = log_dir + "/stderr.txt";
-  const std::string cmd = args + " > " + log_dir + "/stdout.txt 2> " + err_path;
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  r.err = fdk_adapter_test::read_all(err_path);
-  std::filesystem::remove(err_path);
-  std::filesystem::remove(log_dir + "/stdout.txt");
-  return r;
+  return fdk_adapter_test::run_tool(args, log_dir);
 }
 
 const std::string kSim = FDK_SCAN_SIM_PATH;

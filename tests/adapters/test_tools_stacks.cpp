@@ -18,6 +18,7 @@
 
 #include "stack_test_files.hpp"
 #include "test_support.hpp"
+#include "tool_run.hpp"
 
 using namespace fdk::adapters;
 using fdk_adapter_test::bytes_of;
@@ -28,17 +29,10 @@ using fdk_adapter_test::write_bytes;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string err;
-};
+using Result = fdk_adapter_test::ToolResult;
 
 Result run(const std::string& args, const std::string& log_dir) {
-  const std::string err_path = log_dir + "/stderr.txt";
-  const int status = std::system((args + " > /dev/null 2> " + err_path).c_str());
-  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : 128, fdk_adapter_test::read_all(err_path)};
-  std::filesystem::remove(err_path);
-  return r;
+  return fdk_adapter_test::run_tool(args, log_dir);
 }
 
 const std::string kSim = FDK_SCAN_SIM_PATH;

@@ -80,15 +80,6 @@ void report_failure(int code, const std::string& message, const char* hint = "")
 }
 extern "C" void on_signal(int sig) { g_signal.store(sig); }
 
-bool ends_with(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  if (s.size() < n) return false;
-  for (size_t i = 0; i < n; ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i]) return false;
-  }
-  return true;
-}
-
 // The first character of a file that is not white space (0 when none or
 // unreadable: the reader that follows names the problem).
 char first_non_blank_character(const std::string& path) {

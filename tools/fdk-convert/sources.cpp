@@ -15,8 +15,6 @@
 namespace ad = fdk::adapters;
 
 namespace fdk_convert {
-namespace {
-
 bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
   if (s.size() < n) return false;
@@ -25,8 +23,6 @@ bool ends_with(const std::string& s, const char* suffix) {
   }
   return true;
 }
-
-}  // namespace
 
 std::unique_ptr<ad::ProjectionSource> open_projections(const Options& o) {
   ad::ImageStackOptions so;

@@ -4,6 +4,7 @@
 #include <fdk/adapters/projection_source.hpp>
 
 #include <memory>
+#include <string>
 
 #include "options.hpp"
 
@@ -16,5 +17,8 @@ namespace fdk_convert {
 // work with every source. Throws Failure (kExitInput) for a missing or
 // unrecognised file, fdk::adapters::Error for what the readers refuse.
 std::unique_ptr<fdk::adapters::ProjectionSource> open_projections(const Options& o);
+
+// Whether `name` ends in `suffix` (lower case), ignoring case: ".TIF" is ".tif".
+bool ends_with(const std::string& name, const char* suffix);
 
 }  // namespace fdk_convert
