@@ -49,7 +49,9 @@ for t in $targets; do
       fi
       sources=("$root/tests/fuzz/fuzz_tiff.cpp" "$root/adapters/tiff/src/tiff_io.cpp"
                "$root/adapters/tiff/src/tiff_writer.cpp" "$root/adapters/tiff/src/libtiff_session.cpp"
-               "$root/adapters/common/src/volume_writer.cpp" "$root/adapters/common/src/sample_type.cpp"
+               "$root/adapters/tiff/src/imagej_description.cpp" "$root/adapters/tiff/src/imagej_stack_writer.cpp"
+               "$root/adapters/common/src/volume_writer.cpp" "$root/adapters/common/src/xyz_raw_writer.cpp"
+               "$root/adapters/common/src/nrrd_writer.cpp" "$root/adapters/common/src/sample_type.cpp"
                "${common[@]}")
       libs=(-ltiff) ;;
     stack_header)
