@@ -43,6 +43,8 @@
 #include "options.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
+#include "budget.hpp"
+#include "ordered_reader.hpp"
 #include "sources.hpp"
 
 namespace ad = fdk::adapters;
@@ -92,67 +94,6 @@ char first_non_blank_character(const std::string& path) {
   return c == EOF ? 0 : static_cast<char>(c);
 }
 
-// A --host-memory value of at least `bytes`, rounded up to two significant
-// figures in MiB or GiB.
-std::string size_flag(uint64_t bytes) {
-  const double mib = static_cast<double>(bytes) / (1024.0 * 1024);
-  const bool gib = mib >= 1024;
-  double v = gib ? mib / 1024 : mib;
-  const double unit = std::pow(10.0, std::floor(std::log10(std::max(v, 1.0))) - 1);
-  v = std::ceil(v / unit - 1e-9) * unit;
-  char b[32];
-  std::snprintf(b, sizeof b, "%.10g%s", v, gib ? "G" : "M");
-  return b;
-}
-
-// The smallest host budget, within 2 %, whose plan reaches `fit` (the
-// library's fdk_store_fit: FITS or LIKELY) for `config`, asking the
-// library's own planner; 0 when none below 64 TiB does (or the library
-// refuses the configuration for another reason).
-uint64_t smallest_fitting_host_budget(fdk_config config, int32_t fit) {
-  auto reaches = [&](uint64_t budget) {
-    config.host_memory_budget = budget;
-    fdk_context* ctx = nullptr;
-    if (fdk_create(&config, &ctx) != FDK_OK) return false;
-    fdk_plan_info plan{};
-    plan.struct_size = sizeof plan;
-    const bool ok = fdk_get_plan_info(ctx, &plan) == FDK_OK && plan.store_fit <= fit;
-    fdk_destroy(ctx);
-    return ok;
-  };
-  uint64_t lo = std::max<uint64_t>(config.host_memory_budget, 1) , hi = lo;
-  const uint64_t limit = uint64_t{64} << 40;
-  while (!reaches(hi)) {
-    lo = hi;
-    if (hi >= limit) return 0;
-    hi = std::max<uint64_t>(hi * 2, uint64_t{16} << 20);
-  }
-  while (hi - lo > hi / 50) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    if (reaches(mid)) hi = mid;
-    else lo = mid;
-  }
-  return hi;
-}
-
-// What would hold the scan: "; --host-memory A holds ... , B every view as
-// float32; or make the views smaller (--bin, --crop)".
-std::string budget_advice(const fdk_config& config) {
-  fdk_config reduce = config, strict = config;
-  reduce.store_policy = FDK_STORE_REDUCE_PRECISION;
-  strict.store_policy = FDK_STORE_STRICT;
-  // FITS is the worst case of every view: float16 where needed under
-  // REDUCE_PRECISION, float32 under STRICT.
-  const uint64_t any = smallest_fitting_host_budget(reduce, FDK_STORE_FITS);
-  const uint64_t f32 = smallest_fitting_host_budget(strict, FDK_STORE_FITS);
-  std::string advice;
-  if (any) advice += "; --host-memory " + size_flag(any) + " holds every view for certain (as float16 where needed)";
-  if (f32 && (!any || size_flag(f32) != size_flag(any))) {
-    advice += ", --host-memory " + size_flag(f32) + " every view as float32";
-  }
-  return advice + "; or make the views smaller (--bin, --crop)";
-}
-
 std::string describe_status(fdk_status s, const char* message) {
   const std::string name = fdk_status_string(s);
   const std::string text = message ? message : "";
@@ -175,92 +116,6 @@ struct Context {
   }
 };
 
-// Decodes projections on worker threads, handing them out in index order
-// through a ring of `depth` slots (bounded memory).
-class OrderedReader {
- public:
-  OrderedReader(const ad::ProjectionSource& folder, int workers, int depth)
-      : folder_(folder), depth_(depth), slots_(static_cast<size_t>(depth)) {
-    const size_t pixels = static_cast<size_t>(folder.width()) * folder.height();
-    for (Slot& s : slots_) s.data.resize(pixels);
-    for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
-  }
-  ~OrderedReader() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-  // Blocks until projection i is decoded; rethrows its error.
-  const float* get(int i, size_t* clamped) {
-    Slot& s = slots_[static_cast<size_t>(i % depth_)];
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return (s.ready && s.index == i) || stop_; });
-    if (s.error) std::rethrow_exception(s.error);
-    *clamped = s.clamped;
-    return s.data.data();
-  }
-  void release(int i) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      Slot& s = slots_[static_cast<size_t>(i % depth_)];
-      s.ready = false;
-      s.index = -1;
-      released_ = i + 1;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  struct Slot {
-    std::vector<float> data;
-    int index = -1;
-    bool ready = false;
-    size_t clamped = 0;
-    std::exception_ptr error;
-  };
-
-  void work() {
-    const std::unique_ptr<ad::ProjectionSource::Workspace> ws = folder_.make_workspace();
-    for (;;) {
-      int i;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        if (stop_ || next_ >= folder_.count()) return;
-        i = next_++;
-        cv_.wait(lock, [&] { return stop_ || i < released_ + depth_; });
-        if (stop_) return;
-      }
-      Slot& s = slots_[static_cast<size_t>(i % depth_)];
-      std::exception_ptr error;
-      size_t clamped = 0;
-      try {
-        clamped = folder_.read(i, s.data.data(), *ws);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        s.index = i;
-        s.clamped = clamped;
-        s.error = error;
-        s.ready = true;
-      }
-      cv_.notify_all();
-    }
-  }
-
-  const ad::ProjectionSource& folder_;
-  const int depth_;
-  std::vector<Slot> slots_;
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int next_ = 0, released_ = 0;
-  bool stop_ = false;
-};
 
 std::string fmt(const char* format, double a) {
   char b[64];
