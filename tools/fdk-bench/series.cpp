@@ -10,28 +10,18 @@
 
 namespace fdk_bench {
 
-// "STATUS_NAME: message", without repeating the name when the library's
-// message already starts with it.
-std::string describe(fdk_status status, const char* message) {
-  const std::string name = fdk_status_string(status);
-  const std::string text = message ? message : "";
-  if (text.empty()) return name;
-  if (text.compare(0, name.size(), name) == 0) return text;
-  return name + ": " + text;
-}
-
 namespace {
 
 [[noreturn]] void fail_create(fdk_status status) {
   std::fprintf(stderr, "fdk-bench: fdk_create failed: %s\n",
-               describe(status, fdk_last_create_error()).c_str());
+               fdk_tools::status_text(status, fdk_last_create_error()).c_str());
   std::exit(1);
 }
 
 void check(fdk_status status, fdk_context* ctx, const char* what) {
   if (status == FDK_OK) return;
   std::fprintf(stderr, "fdk-bench: %s failed: %s\n", what,
-               describe(status, fdk_last_error(ctx)).c_str());
+               fdk_tools::status_text(status, fdk_last_error(ctx)).c_str());
   fdk_destroy(ctx);
   std::exit(1);
 }
@@ -172,7 +162,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
       const fdk_status s = fdk_push_projection(ctx, view, pixels, p.row_pitch, nullptr);
       if (s != FDK_OK) {
         std::fprintf(stderr, "fdk-bench: fdk_push_projection(view %d) failed: %s\n", view,
-                     describe(s, fdk_last_error(ctx)).c_str());
+                     fdk_tools::status_text(s, fdk_last_error(ctx)).c_str());
         fdk_destroy(ctx);
         return false;
       }
@@ -185,7 +175,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
       const fdk_status st = fdk_read_slab(ctx, s, slab_buffer.data(), slab_buffer.bytes());
       if (st != FDK_OK) {
         std::fprintf(stderr, "fdk-bench: fdk_read_slab(%d) failed: %s\n", s,
-                     describe(st, fdk_last_error(ctx)).c_str());
+                     fdk_tools::status_text(st, fdk_last_error(ctx)).c_str());
         fdk_destroy(ctx);
         return false;
       }
@@ -221,7 +211,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
     if (ds != FDK_OK) {
       if (series.device_stats_ok) {
         std::fprintf(stderr, "fdk-bench: fdk_get_device_stats failed: %s (no per-GPU figures)\n",
-                     describe(ds, fdk_last_error(ctx)).c_str());
+                     fdk_tools::status_text(ds, fdk_last_error(ctx)).c_str());
       }
       series.device_stats_ok = false;
       stats = fdk_device_stats{};

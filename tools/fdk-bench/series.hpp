@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "status_text.hpp"
 
 namespace fdk_bench {
 
@@ -23,9 +24,6 @@ inline double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// "STATUS_NAME: message", without repeating the name when the library's
-// message already starts with it.
-std::string describe(fdk_status status, const char* message);
 
 struct RunTimes {
   double create_s = 0;
@@ -88,7 +86,7 @@ class SlabBuffer {
       void* p = nullptr;
       const fdk_status s = fdk_alloc_host(floats * sizeof(float), &p);
       if (s != FDK_OK) {
-        std::fprintf(stderr, "fdk-bench: fdk_alloc_host failed: %s\n", describe(s, fdk_last_create_error()).c_str());
+        std::fprintf(stderr, "fdk-bench: fdk_alloc_host failed: %s\n", fdk_tools::status_text(s, fdk_last_create_error()).c_str());
         std::exit(1);
       }
       data_ = static_cast<float*>(p);

@@ -44,6 +44,7 @@
 #include "preview.hpp"
 #include "progress.hpp"
 #include "budget.hpp"
+#include "status_text.hpp"
 #include "ordered_reader.hpp"
 #include "sources.hpp"
 
@@ -94,14 +95,6 @@ char first_non_blank_character(const std::string& path) {
   return c == EOF ? 0 : static_cast<char>(c);
 }
 
-std::string describe_status(fdk_status s, const char* message) {
-  const std::string name = fdk_status_string(s);
-  const std::string text = message ? message : "";
-  if (text.empty()) return name;
-  if (text.compare(0, name.size(), name) == 0) return text;
-  return name + ": " + text;
-}
-
 // Owns the library handle.
 struct Context {
   fdk_context* ctx = nullptr;
@@ -112,7 +105,7 @@ struct Context {
                                           std::to_string(g_signal.load())};
     }
     throw Failure{kExitReconstruction,
-                  std::string(what) + " failed: " + describe_status(s, fdk_last_error(ctx))};
+                  std::string(what) + " failed: " + fdk_tools::status_text(s, fdk_last_error(ctx))};
   }
 };
 
@@ -350,7 +343,7 @@ int run(const Options& o) {
     // and was checked above; a value the library still refuses is reported
     // as a bad option value (2), never as a failed reconstruction (5).
     const bool refused = s == FDK_ERROR_INVALID_ARGUMENT || s == FDK_ERROR_OUT_OF_RANGE;
-    std::string message = "cannot set up the reconstruction: " + describe_status(s, fdk_last_create_error());
+    std::string message = "cannot set up the reconstruction: " + fdk_tools::status_text(s, fdk_last_create_error());
     if (s == FDK_ERROR_BUDGET) throw Failure{kExitBudget, message + budget_advice(config)};
     throw Failure{refused ? kExitUsage : kExitReconstruction, message};
   }
@@ -543,11 +536,11 @@ int run(const Options& o) {
       }
       const fdk_status s = fdk_push_projection(lib.ctx, i, pixels, pitch, nullptr);
       if (s == FDK_ERROR_INVALID_ARGUMENT) {  // the projection's values: unusable input
-        throw Failure{kExitInput, folder.describe(i) + ": " + describe_status(s, fdk_last_error(lib.ctx))};
+        throw Failure{kExitInput, folder.describe(i) + ": " + fdk_tools::status_text(s, fdk_last_error(lib.ctx))};
       }
       if (s == FDK_ERROR_BUDGET) {  // the store filled up after all (worse compression than typical)
         throw Failure{kExitBudget, "pushing " + folder.describe(i) + " failed: " +
-                                       describe_status(s, fdk_last_error(lib.ctx)) + budget_advice(config)};
+                                       fdk_tools::status_text(s, fdk_last_error(lib.ctx)) + budget_advice(config)};
       }
       if (s != FDK_OK) {
         Failure f{kExitReconstruction, ""};
@@ -652,10 +645,9 @@ int run(const Options& o) {
         preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
                       o.have_window ? o.window_hi : 0, caption);
     preview_path = written.path;
-    if (!o.quiet) progress.message("preview: '" + written.path + "', slices crossing at (" +
-                     fmt("%.4g", volume.origin[0] + (preview_at[0] < 0 ? volume.size[0] / 2 : preview_at[0]) * volume.spacing[0]) + ", " +
-                     fmt("%.4g", volume.origin[1] + (preview_at[1] < 0 ? volume.size[1] / 2 : preview_at[1]) * volume.spacing[1]) + ", " +
-                     fmt("%.4g", volume.origin[2] + (preview_at[2] < 0 ? volume.size[2] / 2 : preview_at[2]) * volume.spacing[2]) +
+    const std::array<double, 3> at = preview.crossing_mm();
+    if (!o.quiet) progress.message("preview: '" + written.path + "', slices crossing at (" + fmt("%.4g", at[0]) +
+                     ", " + fmt("%.4g", at[1]) + ", " + fmt("%.4g", at[2]) +
                      ") mm, window [" + fmt("%.4g", written.lo) + ", " + fmt("%.4g", written.hi) + "] per mm" +
                      (written.percentiles ? " (the slices' 0.5 and 99.5 percentiles)" : ""));
   }

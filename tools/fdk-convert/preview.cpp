@@ -73,6 +73,12 @@ PreviewCollector::PreviewCollector(const fdk_volume& v, std::array<int, 3> at, i
   sagittal_.assign(static_cast<size_t>(pz_) * py_, 0.0f);
 }
 
+std::array<double, 3> PreviewCollector::crossing_mm() const {
+  std::array<double, 3> mm{};
+  for (int a = 0; a < 3; ++a) mm[a] = v_.origin[a] + at_[a] * v_.spacing[a];
+  return mm;
+}
+
 void PreviewCollector::add_planes(int y_begin, int y_end, const float* data) {
   const int nx = v_.size[0], nz = v_.size[2];
   const size_t plane = static_cast<size_t>(nx) * nz;
@@ -211,10 +217,10 @@ PreviewWritten PreviewCollector::write(const std::string& base, double lo, doubl
   auto text = [&](int x, int y, const std::string& t, uint8_t ink = 255) {
     draw_text(image.pixels, image.width, image.height, x, y, t, scale, ink);
   };
-  auto position = [&](int axis) { return number(v_.origin[axis] + at_[axis] * v_.spacing[axis]); };
-  text(x_axial, scale, "axial y=" + position(1) + " mm");
-  text(x_coronal, scale, "coronal z=" + position(2) + " mm");
-  text(x_sagittal, scale, "sagittal x=" + position(0) + " mm");
+  const std::array<double, 3> at = crossing_mm();
+  text(x_axial, scale, "axial y=" + number(at[1]) + " mm");
+  text(x_coronal, scale, "coronal z=" + number(at[2]) + " mm");
+  text(x_sagittal, scale, "sagittal x=" + number(at[0]) + " mm");
 
   // Scale bar at the axial slice's lower left: white on a black outline, so
   // it shows on any background.

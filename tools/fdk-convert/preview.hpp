@@ -27,6 +27,8 @@ class PreviewCollector {
   // when an index is outside the volume (e.g. -1).
   PreviewCollector(const fdk_volume& volume, std::array<int, 3> at = {-1, -1, -1},
                    int max_side = 768);
+  // Where the three slices cross (x, y, z in mm: the voxel's centre).
+  std::array<double, 3> crossing_mm() const;
   // Planes [y_begin, y_end) of the volume (x fastest, then z).
   void add_planes(int y_begin, int y_end, const float* data);
   // Writes `path` + (".png" or ".pgm"). The window is [lo, hi]; lo >= hi

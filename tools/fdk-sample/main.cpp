@@ -13,6 +13,8 @@
 #include <fdk/fdk.h>
 #include <fdk/phantom.hpp>
 
+#include "status_text.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -148,16 +150,6 @@ bool make_directories(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// "STATUS_NAME: message", without repeating the name when the library's
-// message already starts with it.
-std::string describe(fdk_status status, const char* message) {
-  const std::string name = fdk_status_string(status);
-  const std::string text = message ? message : "";
-  if (text.empty()) return name;
-  if (text.compare(0, name.size(), name) == 0) return text;
-  return name + ": " + text;
-}
-
 // ---- preview image --------------------------------------------------------------------
 struct Gray {
   int width = 0, height = 0;
@@ -240,13 +232,13 @@ int run(const Options& o) {
   fdk_status status = fdk_create(&config, &ctx);
   if (status != FDK_OK) {
     std::fprintf(stderr, "fdk-sample: fdk_create failed: %s\n",
-                 describe(status, fdk_last_create_error()).c_str());
+                 fdk_tools::status_text(status, fdk_last_create_error()).c_str());
     return 1;
   }
   // From here on every failure goes through `fail`, which releases the handle.
   auto fail = [&](const char* what, fdk_status s) {
     std::fprintf(stderr, "fdk-sample: %s failed: %s\n", what,
-                 describe(s, fdk_last_error(ctx)).c_str());
+                 fdk_tools::status_text(s, fdk_last_error(ctx)).c_str());
     fdk_destroy(ctx);
     return 1;
   };
