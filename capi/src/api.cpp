@@ -91,24 +91,7 @@ const char* fdk_version_string(void) {
   return FDK_STR(FDK_VERSION_MAJOR) "." FDK_STR(FDK_VERSION_MINOR) "." FDK_STR(FDK_VERSION_PATCH);
 }
 
-const char* fdk_status_string(fdk_status status) {
-  switch (status) {
-    case FDK_OK: return "FDK_OK";
-    case FDK_ERROR_INVALID_ARGUMENT: return "FDK_ERROR_INVALID_ARGUMENT";
-    case FDK_ERROR_OUT_OF_RANGE: return "FDK_ERROR_OUT_OF_RANGE";
-    case FDK_ERROR_INVALID_STATE: return "FDK_ERROR_INVALID_STATE";
-    case FDK_ERROR_DUPLICATE: return "FDK_ERROR_DUPLICATE";
-    case FDK_ERROR_BUDGET: return "FDK_ERROR_BUDGET";
-    case FDK_ERROR_OUT_OF_MEMORY: return "FDK_ERROR_OUT_OF_MEMORY";
-    case FDK_ERROR_BACKEND_UNAVAILABLE: return "FDK_ERROR_BACKEND_UNAVAILABLE";
-    case FDK_ERROR_DEVICE: return "FDK_ERROR_DEVICE";
-    case FDK_ERROR_CANCELLED: return "FDK_ERROR_CANCELLED";
-    case FDK_ERROR_UNSUPPORTED: return "FDK_ERROR_UNSUPPORTED";
-    case FDK_ERROR_STRUCT_SIZE: return "FDK_ERROR_STRUCT_SIZE";
-    case FDK_ERROR_INTERNAL: return "FDK_ERROR_INTERNAL";
-  }
-  return "FDK_ERROR_UNKNOWN_STATUS";
-}
+const char* fdk_status_string(fdk_status status) { return fdk::status_name(status); }
 
 fdk_scan* fdk_scan_init(fdk_scan* scan) {
   if (!scan) return scan;

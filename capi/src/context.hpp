@@ -11,6 +11,7 @@
 
 #include "fdk/core/error.hpp"
 #include "fdk/core/reconstruction.hpp"
+#include "run_guarded.hpp"
 
 struct fdk_context {
   std::unique_ptr<fdk::Reconstruction> recon;
@@ -58,34 +59,12 @@ class CallScope {
 // message on the handle (or thread-locally when ctx is null). Never throws.
 template <class Body>
 fdk_status guarded(const fdk_context* ctx, Body&& body) noexcept {
-  fdk_status status = FDK_OK;
-  std::string message;
-  try {
-    body();
-    return FDK_OK;
-  } catch (const fdk::Error& e) {
-    status = e.code();
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    status = FDK_ERROR_OUT_OF_MEMORY;
-    message = "out of host memory";
-  } catch (const std::exception& e) {
-    status = FDK_ERROR_INTERNAL;
-    message = std::string("internal error: ") + e.what();
-  } catch (...) {
-    status = FDK_ERROR_INTERNAL;
-    message = "internal error: unknown exception";
-  }
-  try {
-    const std::string full = std::string(fdk_status_string(status)) + ": " + message;
+  return run_guarded(std::forward<Body>(body), [ctx](const std::string& full) {
     if (ctx)
       set_error(ctx, full);
     else
       set_thread_error(full);
-  } catch (...) {
-    // Out of memory while formatting the message: the status still says it.
-  }
-  return status;
+  });
 }
 
 }  // namespace fdk::capi

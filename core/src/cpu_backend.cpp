@@ -46,13 +46,18 @@ class CpuBackend final : public Backend {
 
   fdk_backend kind() const override { return FDK_BACKEND_CPU; }
 
-  void filter(const ScanModel& model, int, const ViewGeometry& geometry, const float* pixels,
+  void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
               size_t pitch_bytes, float* filtered) override {
-    const int nu = model.detector.size[0], nv = model.detector.size[1];
+    const int nu = model.detector.size[0];
+    // Only the rows this process was given (all of them on one machine):
+    // rows are weighted and filtered along u one by one, so a rank's rows
+    // come out as one process's do.
+    const auto rows = model.row_windows[static_cast<size_t>(view)];
     const int chunk = 16;
-    const int tasks = (nv + chunk - 1) / chunk;
+    const int first = rows[0] / chunk;
+    const int tasks = (rows[1] + chunk - 1) / chunk - first;
     pool_.parallel_for(tasks, [&](int task, int) {
-      const int r0 = task * chunk, r1 = std::min(nv, r0 + chunk);
+      const int r0 = std::max(rows[0], (first + task) * chunk), r1 = std::min(rows[1], (first + task + 1) * chunk);
       weight_projection(model.redundancy, geometry, model.input_detector, pixels, pitch_bytes, model.detector,
                         model.input_column_offset, filtered, r0, r1);
       ramp_.filter_rows(filtered + static_cast<size_t>(r0) * static_cast<size_t>(nu), r1 - r0,

@@ -1,5 +1,7 @@
 #include "ingest_pipeline.hpp"
 
+#include "fdk/core/pixel_check.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -64,29 +66,6 @@ constexpr int kMaxStoreWorkers = 12;
 
 // Tasks the push's copy into staging is split into, at most.
 constexpr int kMaxCopyTasks = 32;
-
-// The largest pixel magnitude accepted. A line integral is a few tens at
-// most in any length unit; values near FLT_MAX (still finite) overflowed in
-// the filter's sums and came out as a NaN volume with FDK_OK.
-constexpr float kMaxPixelMagnitude = 1e20f;
-
-bool acceptable(float x) { return std::abs(x) <= kMaxPixelMagnitude; }  // false for NaN and Inf too
-
-// True when every value is acceptable: on the magnitude's bits (NaN and
-// infinities compare above every finite float), integer arithmetic the
-// compiler vectorises (a loop of std::isfinite it did not, and the check
-// took longer than the copy).
-bool all_acceptable(const float* p, int n) {
-  uint32_t limit;
-  std::memcpy(&limit, &kMaxPixelMagnitude, sizeof limit);
-  uint32_t bad = 0;
-  for (int i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, p + i, sizeof bits);
-    bad |= static_cast<uint32_t>((bits & 0x7fffffffu) > limit);
-  }
-  return bad == 0;
-}
 
 uint64_t slot_bytes(const ScanModel& model) { return 4ull * (raw_floats(model) + filtered_floats(model)); }
 
@@ -186,7 +165,7 @@ fdk_view_state IngestPipeline::view_state(int view, fdk_status* failure) const {
 }
 
 void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMatrix& matrix, const float* pixels,
-                          size_t pitch_bytes, ThreadPool& pool) {
+                          size_t pitch_bytes, ThreadPool& pool, int row_begin, int row_end) {
   int index;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -202,7 +181,7 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   Slot& slot = slots_[static_cast<size_t>(index)];
 
   // Copy into staging and find the first non-finite pixel, rows in parallel.
-  const int nu = model_.input_detector.size[0], nv = model_.input_detector.size[1];
+  const int nu = model_.input_detector.size[0], nv = row_end - row_begin;
   // At least 128 KiB per task, so that a small view is copied by a few
   // threads without waking the whole pool, and at most kMaxCopyTasks tasks:
   // waking more threads costs more than they add once the copy is bound by
@@ -213,6 +192,14 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
       static_cast<int>(std::clamp<size_t>(bytes >> 17, 1, std::min({nv, pool.size(), kMaxCopyTasks})));
   std::vector<int64_t> first_bad(static_cast<size_t>(chunks), -1);
   float* raw = slot.raw->data();
+  // Rows this process was not given: zero, so that no backend filters
+  // what an earlier view left in the slot.
+  const size_t row_floats = static_cast<size_t>(nu);
+  if (row_begin > 0) std::memset(raw, 0, sizeof(float) * row_floats * static_cast<size_t>(row_begin));
+  if (row_end < model_.input_detector.size[1])
+    std::memset(raw + row_floats * static_cast<size_t>(row_end), 0,
+                sizeof(float) * row_floats * static_cast<size_t>(model_.input_detector.size[1] - row_end));
+  raw += row_floats * static_cast<size_t>(row_begin);
   pool.parallel_for(chunks, [&](int c, int) {
     for (int j = nv * c / chunks; j < nv * (c + 1) / chunks; ++j) {
       float* dst = raw + static_cast<size_t>(j) * nu;
@@ -235,17 +222,12 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
         free_.push_back(index);
         changed_.notify_all();
       }
-      const std::string where = " at column " + std::to_string(bad % nu) + ", row " + std::to_string(bad / nu);
-      if (!std::isfinite(value))
-        fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(view) + " has a non-finite pixel" + where);
-      char text[32];
-      std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
-      fail(FDK_ERROR_INVALID_ARGUMENT, "projection " + std::to_string(view) + " has a pixel of " + text + where +
-                                           ": line integrals must lie within [-1e20, 1e20]");
+      fail_bad_pixel(view, value, static_cast<int>(bad % nu), static_cast<int>(bad / nu) + row_begin);
     }
 
   model_.views[static_cast<size_t>(view)] = geometry;
   model_.matrices[static_cast<size_t>(view)] = matrix;
+  model_.row_windows[static_cast<size_t>(view)] = {row_begin, row_end};
   auto job = std::make_shared<Job>();
   job->view = view;
   job->slot = index;
@@ -277,6 +259,12 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
     const std::exception_ptr error = std::move(job->error);
     std::rethrow_exception(error);
   }
+}
+
+void IngestPipeline::settle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return filtering_ == 0 && (keeps_filtered_ || in_flight_ == 0); });
+  report_failures();
 }
 
 void IngestPipeline::seal() {
@@ -445,8 +433,9 @@ void IngestPipeline::store_one(Job& job, float* worker_buffer) {
     std::lock_guard<std::mutex> lock(mutex_);
     reduce = !full_precision_fits();
   }
+  const auto rows = model_.row_windows[static_cast<size_t>(job.view)];
   CompressedView compressed =
-      store_.compress(data, nullptr, reduce ? FDK_PRECISION_FLOAT16 : store_.precision());
+      store_.compress(data, nullptr, reduce ? FDK_PRECISION_FLOAT16 : store_.precision(), rows);
   std::unique_lock<std::mutex> lock(mutex_);
   // Room left for this view: what the others in flight reserved stays theirs.
   const uint64_t others = reserved_bytes_ - (job.reserved ? view_bound_ : 0);
@@ -454,7 +443,7 @@ void IngestPipeline::store_one(Job& job, float* worker_buffer) {
     // The estimate let it through at float32 but it does not fit: the
     // policy's last resort before BUDGET is this view at float16.
     lock.unlock();
-    compressed = store_.compress(data, nullptr, FDK_PRECISION_FLOAT16);
+    compressed = store_.compress(data, nullptr, FDK_PRECISION_FLOAT16, rows);
     lock.lock();
   }
   store_seconds_ += seconds_since(start);

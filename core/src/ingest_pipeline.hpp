@@ -67,14 +67,20 @@ class IngestPipeline {
   // INVALID_ARGUMENT, DUPLICATE, the failures of earlier views not yet
   // reported (and then does nothing else), or this view's own failure when
   // it had to wait for the store (BUDGET near the limit).
+  // `pixels` holds rows [row_begin, row_end) of the view (all of them on
+  // one machine); the others are zero in staging (model.row_windows).
   void push(int view, const ViewGeometry& geometry, const IndexMatrix& matrix, const float* pixels,
-            size_t pitch_bytes, ThreadPool& pool);
+            size_t pitch_bytes, ThreadPool& pool, int row_begin, int row_end);
   // No more views: waits until every pushed view is filtered (and stored,
   // unless the backend keeps the filtered views), then throws the failures
   // not yet reported, or INVALID_STATE when no view was accepted (either way
   // nothing changes: the pipeline stays open), or seals it: model.arrived is
   // final, and a later store failure only leaves the view out of the store.
   void seal();
+  // seal()'s wait and report, without sealing: libfdk_mpi's ranks learn
+  // whether every view they were sent is stored before any of them
+  // finishes, so that no rank finishes without a view another still lacks.
+  void settle();
   // While a guard lives, and for kReadQuiet after the last one ends,
   // background compression after seal() pauses: it would compete with slab
   // downloads for the bus and the CPU, and reads come back to back (a

@@ -594,6 +594,8 @@ ProjectionStore::ProjectionStore(int width, int height, int num_views,
     fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: width and height must be >= 1");
   if (num_views < 1) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: num_views must be >= 1");
   if (band_rows < 1) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: band_rows must be >= 1");
+  typical_rows_ = height_;
+  typical_bands_ = num_bands();
   // Read as an integer: a C caller can store any int in the enum.
   std::underlying_type_t<fdk_precision> raw;
   std::memcpy(&raw, &precision, sizeof raw);
@@ -616,6 +618,16 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool) co
 }
 
 CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fdk_precision precision) const {
+  return compress(data, pool, precision, {0, height_});
+}
+
+void ProjectionStore::set_typical_rows(int rows) {
+  typical_rows_ = std::clamp(rows, 0, height_);
+  typical_bands_ = std::min(num_bands(), (typical_rows_ + band_rows_ - 1) / band_rows_ + 1);
+}
+
+CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fdk_precision precision,
+                                         std::array<int, 2> rows) const {
   if (precision != FDK_PRECISION_FLOAT32 && precision != FDK_PRECISION_FLOAT16)
     fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: unknown precision");
   if (!data) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: null projection");
@@ -626,7 +638,10 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   }
-  const int bands = num_bands();
+  const int first = std::clamp(rows[0], 0, height_) / band_rows_;
+  const int end = std::max(first, (std::clamp(rows[1], 0, height_) + band_rows_ - 1) / band_rows_);
+  const int bands = end - first;
+  if (bands == 0) return view;
   const int tasks = pool ? std::min(bands, 2 * pool->size()) : 1;
   std::vector<uint32_t> task_max;
   try {
@@ -635,7 +650,7 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   }
   const auto run = [&](int task, int) {
-    task_max[static_cast<size_t>(task)] = compress_bands(data, bands * task / tasks, bands * (task + 1) / tasks, view);
+    task_max[static_cast<size_t>(task)] = compress_bands(data, first + bands * task / tasks, first + bands * (task + 1) / tasks, view);
   };
   if (pool)
     pool->parallel_for(tasks, run);
@@ -687,8 +702,11 @@ void ProjectionStore::commit(int view, CompressedView&& compressed) {
 uint64_t ProjectionStore::worst_case_view_bytes() const { return worst_case_view_bytes(precision_); }
 
 uint64_t ProjectionStore::worst_case_view_bytes(fdk_precision precision) const {
-  return static_cast<uint64_t>(num_bands()) * header_size(precision) +
-         static_cast<uint64_t>(width_) * static_cast<uint64_t>(height_) * sample_size(precision);
+  // A band of typical rows may straddle one more band than it fills.
+  const uint64_t rows = std::min<uint64_t>(static_cast<uint64_t>(height_),
+                                           static_cast<uint64_t>(typical_rows_) + static_cast<uint64_t>(band_rows_));
+  return static_cast<uint64_t>(typical_bands_) * header_size(precision) +
+         static_cast<uint64_t>(width_) * rows * sample_size(precision);
 }
 
 bool ProjectionStore::has(int view) const {
@@ -699,7 +717,7 @@ bool ProjectionStore::has(int view) const {
 
 uint64_t ProjectionStore::raw_bytes() const {
   return static_cast<uint64_t>(views_stored_.load()) * static_cast<uint64_t>(width_) *
-         static_cast<uint64_t>(height_) * 4u;
+         static_cast<uint64_t>(typical_rows_) * 4u;
 }
 
 float ProjectionStore::max_abs(int view) const {
@@ -744,6 +762,10 @@ void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out
       const int band_rows = (band_row0 + band_rows_ <= height_) ? band_rows_ : height_ - band_row0;
       const size_t n = static_cast<size_t>(band_rows) * w;
       const std::vector<uint8_t>& band = stored->bands[static_cast<size_t>(b)];
+      if (band.empty())
+        fail(FDK_ERROR_INTERNAL, "projection store: rows [" + std::to_string(band_row0) + ", " +
+                                     std::to_string(band_row0 + band_rows) + ") of view " + std::to_string(view) +
+                                     " were not given to this process (outside its band of rows)");
       uint8_t* decoded = scratch(mine.decoded, n * sample_size(stored->precision));
       const uint8_t* planes[4] = {};
       decode_planes(band, n, w, stored->precision, mine.dctx.get(), decoded, planes);

@@ -8,6 +8,7 @@
 
 #include "config_validation.hpp"
 #include "fdk/core/checked.hpp"
+#include "fdk/core/partition.hpp"
 #include "fdk/core/projection_store.hpp"
 #include "fdk/core/error.hpp"
 #include "ingest_pipeline.hpp"
@@ -42,6 +43,9 @@ thread_local const Reconstruction* t_in_callback = nullptr;
 }  // namespace
 
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend)
+    : Reconstruction(config, make_backend, Part{0, config.volume.size[1]}) {}
+
+Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend, const Part& part)
     : settings_(validate_config(config)), ingest_pool_(std::min(settings_.num_threads, kMaxPushThreads)) {
   const fdk_config& c = settings_.config;
   const uint64_t bookkeeping =
@@ -52,6 +56,12 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
                                " of per-view bookkeeping, more than half the host memory budget (" +
                                mib(settings_.host_budget) + ")");
   model_.volume = c.volume;
+  if (part.plane_begin < 0 || part.plane_end > c.volume.size[1] || part.plane_begin >= part.plane_end)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "planes [" + std::to_string(part.plane_begin) + ", " +
+                                         std::to_string(part.plane_end) + ") are not a part of the volume's " +
+                                         std::to_string(c.volume.size[1]));
+  model_.plane_begin = part.plane_begin;
+  model_.plane_end = part.plane_end;
   model_.input_detector = c.detector;
   model_.views = scan_views(config.scan);  // the caller's arrays, copied here
   model_.redundancy = plan_redundancy(model_.views, c.detector, static_cast<fdk_switch>(c.short_scan),
@@ -69,8 +79,14 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   model_.arrived.assign(model_.views.size(), 0);
   voxels_outside_fov_ = voxels_outside(model_, field_of_view_mask(model_, true, true));
   model_.view_weights.assign(model_.views.size(), 0.0);
+  model_.row_windows.assign(model_.views.size(), std::array<int, 2>{0, model_.detector.size[1]});
   store_ = std::make_unique<ProjectionStore>(model_.detector.size[0], model_.detector.size[1],
                                              c.scan.num_views, static_cast<fdk_precision>(c.precision));
+  if (model_.partial()) {
+    const auto rows = rows_needed(model_.matrices, c.volume, model_.detector.size[1], part.plane_begin,
+                                  part.plane_end, c.hann_cutoff_v > 0);
+    store_->set_typical_rows(rows[1] - rows[0]);
+  }
   model_.store = store_.get();
   model_.cancelled = &cancelled_;
 
@@ -82,10 +98,14 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   const uint64_t staging_bytes = IngestPipeline::staging_bytes(model_, ingest, backend_->keeps_filtered());
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
   plan_ = plan_slabs(
-      c.volume.size[1], plane_bytes, settings_.host_budget, c.slab_thickness, backend_->max_slab_planes(model_),
+      part.plane_end - part.plane_begin, plane_bytes, settings_.host_budget, c.slab_thickness, backend_->max_slab_planes(model_),
       backend_->preferred_slab_bytes(model_),
       [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; },
       backend_->slab_alignment());
+  for (auto& slab : plan_.slabs) {
+    slab[0] += part.plane_begin;
+    slab[1] += part.plane_begin;
+  }
   model_.slabs = plan_.slabs;
   meter_ = std::make_unique<BackprojectionMeter>(plan_.slabs, c.scan.num_views);
   model_.meter = meter_.get();
@@ -141,6 +161,11 @@ void Reconstruction::check_usable() const {
 }
 
 void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view) {
+  push_rows(index, 0, model_.input_detector.size[1], pixels, row_pitch_bytes, view);
+}
+
+void Reconstruction::push_rows(int index, int row_begin, int row_end, const float* pixels, size_t row_pitch_bytes,
+                               const fdk_view* view) {
   refuse_from_callback("fdk_push_projection");
   std::lock_guard<std::mutex> lock(op_mutex_);
   check_usable();
@@ -157,8 +182,12 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
                                          std::to_string(nu));
   // The last row is read at pixels + (rows - 1) * pitch: that must be an
   // address (a pitch of 2^63 used to wrap and segfault in the copy).
-  const size_t rows = static_cast<size_t>(model_.input_detector.size[1]), row_bytes = sizeof(float) * static_cast<size_t>(nu);
-  if (!strided_span_fits(pixels, rows, row_pitch_bytes, row_bytes))
+  if (row_begin < 0 || row_end > model_.input_detector.size[1] || row_begin >= row_end)
+    fail(FDK_ERROR_OUT_OF_RANGE, "rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
+                                     ") are not rows of the detector's " +
+                                     std::to_string(model_.input_detector.size[1]));
+  const size_t rows = static_cast<size_t>(row_end - row_begin), row_bytes = sizeof(float) * static_cast<size_t>(nu);
+  if (rows > 1 && !strided_span_fits(pixels, rows, row_pitch_bytes, row_bytes))
     fail(FDK_ERROR_INVALID_ARGUMENT,
          "row_pitch_bytes " + std::to_string(row_pitch_bytes) + " puts the last of " + std::to_string(rows) +
              " rows beyond PTRDIFF_MAX bytes or the address space: it must lie within [" +
@@ -167,8 +196,20 @@ void Reconstruction::push(int index, const float* pixels, size_t row_pitch_bytes
   const size_t v = static_cast<size_t>(index);
   const ViewGeometry geometry = view ? view_from_parameters(*view, "view: ") : configured_views_[v];
   const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector) : configured_matrices_[v];
-  ingest_->push(index, geometry, matrix, pixels, row_pitch_bytes, ingest_pool_);
+  ingest_->push(index, geometry, matrix, pixels, row_pitch_bytes, ingest_pool_, row_begin, row_end);
   notify_progress();
+}
+
+IndexMatrix Reconstruction::matrix_of(const fdk_view& view) const {
+  return index_matrix(view_from_parameters(view, "view: "), model_.volume, model_.detector);
+}
+
+void Reconstruction::settle() {
+  refuse_from_callback("fdk_finish");
+  std::lock_guard<std::mutex> lock(op_mutex_);
+  check_usable();
+  if (finished_.load()) return;
+  ingest_->settle();
 }
 
 void Reconstruction::finish() {

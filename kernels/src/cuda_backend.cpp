@@ -95,7 +95,9 @@ class CudaBackend final : public Backend {
     }
     const FaultPlan fault = current_fault_plan();
     const int ny = model.volume.size[1];
-    bool allow_resident = true;
+    // One rank's part of the volume (libfdk_mpi) streams its slabs: the
+    // resident chunks are dealt over the whole volume's planes.
+    bool allow_resident = !model.partial();
     for (;;) {
       live_.clear();
       live_slot_.clear();

@@ -38,11 +38,21 @@ struct ScanModel {
   std::vector<int> view_order;         // at finish: arrived views, ascending
   bool zero_outside_fov = false;       // fdk_config.outside_fov == FDK_OUTSIDE_FOV_ZERO
   std::vector<std::array<int, 2>> slabs;  // the slab plan ([y0, y1) of each), set once the backend exists
+  // The planes this process computes: the whole volume, or one rank's
+  // share under libfdk_mpi (fdk::Part). Slabs lie within them.
+  int plane_begin = 0, plane_end = 0;
+  // Per view, the detector rows [first, end) this process was given and
+  // filters and stores (all rows unless a Part says otherwise); set at
+  // push, before the view is filtered. Rows outside are zero in staging.
+  std::vector<std::array<int, 2>> row_windows;
   const ProjectionStore* store = nullptr;
   const std::atomic<bool>* cancelled = nullptr;
   // Where backends report backprojection work as it is done (fdk_progress);
   // null in tests that drive a backend alone.
   BackprojectionMeter* meter = nullptr;
+
+  // Whether this process computes only part of the volume (libfdk_mpi).
+  bool partial() const { return plane_begin != 0 || plane_end != volume.size[1]; }
 
   size_t plane_floats() const {
     return static_cast<size_t>(volume.size[0]) * static_cast<size_t>(volume.size[2]);

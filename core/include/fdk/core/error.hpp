@@ -18,6 +18,10 @@ class Error : public std::runtime_error {
   fdk_status code_;
 };
 
+// fdk_status_string's names ("FDK_ERROR_BUDGET"), for every library that
+// turns an Error into a message (libfdk, libfdk_mpi).
+const char* status_name(fdk_status status) noexcept;
+
 [[noreturn]] inline void fail(fdk_status code, const std::string& message) {
   throw Error(code, message);
 }

@@ -11,6 +11,7 @@
 #pragma once
 #include <fdk/fdk.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -52,7 +53,15 @@ class ProjectionStore {
   CompressedView compress(const float* data, ThreadPool* pool) const;
   // At `precision` rather than the store's (float16 where the store is
   // float32: a view reduced to fit the budget; read back the same way).
+  // Only the bands that meet rows [rows[0], rows[1]) when given (a process
+  // that holds one band of rows, libfdk_mpi): the others stay empty, and
+  // reading them is an error.
   CompressedView compress(const float* data, ThreadPool* pool, fdk_precision precision) const;
+  CompressedView compress(const float* data, ThreadPool* pool, fdk_precision precision,
+                          std::array<int, 2> rows) const;
+  // The rows a view typically holds (all by default): what the worst case
+  // and raw_bytes count.
+  void set_typical_rows(int rows);
   // Takes ownership. Thread-safe. The view must not be stored already.
   void commit(int view, CompressedView&& compressed);
   bool has(int view) const;
@@ -94,6 +103,7 @@ class ProjectionStore {
   std::atomic<bool> coded_{true};
 
   int width_, height_, band_rows_;
+  int typical_bands_ = 0, typical_rows_ = 0;  // set_typical_rows
   fdk_precision precision_;
   std::vector<CompressedView> views_;
   std::vector<uint8_t> present_;

@@ -22,6 +22,7 @@
 namespace fdk {
 
 class IngestPipeline;
+struct Part;  // fdk/core/partition.hpp
 
 // Validated, defaults-resolved settings (the configuration minus geometry).
 struct Settings {
@@ -37,10 +38,27 @@ class Reconstruction {
  public:
   // Throws fdk::Error for an invalid configuration or an infeasible plan.
   Reconstruction(const fdk_config& config, const BackendFactory& make_backend);
+  // Only the planes of `part` (one rank's share under libfdk_mpi): its
+  // slabs are planned, computed and read within them, and its views hold
+  // only the rows those planes need (push_rows).
+  Reconstruction(const fdk_config& config, const BackendFactory& make_backend, const Part& part);
   ~Reconstruction();
 
   void push(int index, const float* pixels, size_t row_pitch_bytes, const fdk_view* view);
+  // Rows [row_begin, row_end) of view `index`, the first at `pixels`: what
+  // a rank was sent. The rows a view needs are rows_needed(); fewer leave
+  // its slabs' reads failing with INTERNAL.
+  void push_rows(int index, int row_begin, int row_end, const float* pixels, size_t row_pitch_bytes,
+                 const fdk_view* view);
+  // The index matrix of `view` (checked as a push would), for a sender
+  // that cuts the rows each rank needs.
+  IndexMatrix matrix_of(const fdk_view& view) const;
+  const ScanModel& model() const { return model_; }
   void finish();
+  // Waits until every pushed view is stored or failed and throws the
+  // failures not yet reported (as finish would), without finishing.
+  void settle();
+  bool finished() const { return finished_.load(); }
   void read_slab(int slab, float* buffer, size_t buffer_bytes);
   // fdk_slab_ready: never waits for a push, finish or read in progress.
   // Backends that do not hold slabs themselves (Backend::slab_ready -1):

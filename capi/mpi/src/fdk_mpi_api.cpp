@@ -1,0 +1,181 @@
+// The extern "C" surface of libfdk_mpi: argument checks, then the rank's
+// composition root (Rank), every failure a status and a message.
+#include <fdk/fdk_mpi.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fdk/core/per_thread.hpp"
+#include "rank.hpp"
+#include "run_guarded.hpp"
+
+struct fdk_mpi_context {
+  std::unique_ptr<fdk::mpi::Rank> rank;
+  std::mutex op_mutex;  // the calls that communicate, one at a time
+  mutable std::mutex error_mutex;
+  std::string last_error;
+};
+
+namespace {
+
+struct CreateErrorTag;
+std::string& create_error() { return fdk::per_thread<std::string, CreateErrorTag>(); }
+struct ErrorCopyTag;
+
+template <class Body>
+fdk_status guarded(const fdk_mpi_context* ctx, Body&& body) noexcept {
+  return fdk::capi::run_guarded(std::forward<Body>(body), [ctx](const std::string& full) {
+    if (!ctx) {
+      create_error() = full;
+      return;
+    }
+    std::lock_guard<std::mutex> lock(ctx->error_mutex);
+    const_cast<fdk_mpi_context*>(ctx)->last_error = full;
+  });
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, what);
+}
+
+template <class Info>
+void check_out(const Info* info, const char* name) {
+  if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
+  if (info->struct_size != sizeof(Info))
+    fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
+}
+
+}  // namespace
+
+extern "C" {
+
+fdk_mpi_config* fdk_mpi_config_init(fdk_mpi_config* config) {
+  if (!config) return config;
+  std::memset(config, 0, sizeof *config);
+  config->struct_size = sizeof *config;
+  config->root = FDK_MPI_EVERY_RANK;
+  return config;
+}
+
+fdk_status fdk_mpi_create(const fdk_config* config, const fdk_mpi_config* mpi_config, MPI_Comm comm,
+                          fdk_mpi_context** out) {
+  return guarded(nullptr, [&] {
+    require(out != nullptr, "out is NULL");
+    *out = nullptr;
+    require(config != nullptr, "config is NULL");
+    require(mpi_config != nullptr, "mpi_config is NULL");
+    if (mpi_config->struct_size != sizeof(fdk_mpi_config))
+      fdk::fail(FDK_ERROR_STRUCT_SIZE, "mpi_config->struct_size must be sizeof(fdk_mpi_config): init it with fdk_mpi_config_init");
+    fdk_mpi_config mpi = *mpi_config;
+    if (mpi.max_in_flight_bytes == 0) mpi.max_in_flight_bytes = uint64_t{256} << 20;
+    if (mpi.timeout_s == 0) mpi.timeout_s = 120;
+    if (!(mpi.timeout_s > 0 && mpi.timeout_s <= 1e6))
+      fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.timeout_s must lie within (0, 1e6]");
+    if (!std::isfinite(mpi.capacity)) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.capacity is not finite");
+    auto ctx = std::make_unique<fdk_mpi_context>();
+    ctx->rank = std::make_unique<fdk::mpi::Rank>(*config, mpi, comm);
+    *out = ctx.release();
+  });
+}
+
+void fdk_mpi_destroy(fdk_mpi_context* ctx) {
+  if (!ctx) return;
+  try {
+    std::lock_guard<std::mutex> lock(ctx->op_mutex);
+    ctx->rank.reset();
+  } catch (...) {
+  }
+  delete ctx;
+}
+
+const char* fdk_mpi_last_error(const fdk_mpi_context* ctx) {
+  if (!ctx) return "";
+  try {
+    std::string& copy = fdk::per_thread<std::string, ErrorCopyTag>();
+    std::lock_guard<std::mutex> lock(ctx->error_mutex);
+    copy = ctx->last_error;
+    return copy.c_str();
+  } catch (...) {
+    return "";
+  }
+}
+
+const char* fdk_mpi_last_create_error(void) {
+  try {
+    return create_error().c_str();
+  } catch (...) {
+    return "";
+  }
+}
+
+fdk_status fdk_mpi_push_projection(fdk_mpi_context* ctx, int32_t index, const float* pixels, size_t row_pitch_bytes,
+                                   const fdk_view* view) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    std::lock_guard<std::mutex> lock(ctx->op_mutex);
+    ctx->rank->push(index, pixels, row_pitch_bytes, view);
+  });
+}
+
+fdk_status fdk_mpi_finish(fdk_mpi_context* ctx) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    std::lock_guard<std::mutex> lock(ctx->op_mutex);
+    ctx->rank->finish();
+  });
+}
+
+fdk_status fdk_mpi_slab_count(const fdk_mpi_context* ctx, int32_t* count) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    require(count != nullptr, "count is NULL");
+    *count = ctx->rank->slab_count();
+  });
+}
+
+fdk_status fdk_mpi_get_slab_info(const fdk_mpi_context* ctx, int32_t slab, fdk_slab_info* info) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    check_out(info, "info");
+    *info = ctx->rank->slab_info(slab);
+  });
+}
+
+fdk_status fdk_mpi_slab_owner(const fdk_mpi_context* ctx, int32_t slab, int32_t* rank) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    require(rank != nullptr, "rank is NULL");
+    *rank = ctx->rank->owner(slab);
+  });
+}
+
+fdk_status fdk_mpi_get_rank_info(const fdk_mpi_context* ctx, int32_t rank, fdk_mpi_rank_info* info) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    check_out(info, "info");
+    *info = ctx->rank->rank_info(rank);
+  });
+}
+
+fdk_status fdk_mpi_read_slab(fdk_mpi_context* ctx, int32_t slab, float* buffer, size_t buffer_bytes) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] { ctx->rank->read_slab(slab, buffer, buffer_bytes); });
+}
+
+fdk_status fdk_mpi_get_progress(const fdk_mpi_context* ctx, fdk_progress* progress) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] {
+    check_out(progress, "progress");
+    *progress = ctx->rank->progress();
+  });
+}
+
+fdk_status fdk_mpi_cancel(fdk_mpi_context* ctx) {
+  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
+  return guarded(ctx, [&] { ctx->rank->cancel(); });
+}
+
+}  // extern "C"

@@ -1,0 +1,108 @@
+// One rank's part of a distributed reconstruction: the composition root
+// behind an fdk_mpi_context. It holds the rank's own Reconstruction (its
+// planes, its band of rows), the layout every rank agreed on, and the
+// exchange of row bands with the other ranks.
+#pragma once
+#include <fdk/fdk_mpi.h>
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fdk/core/partition.hpp"
+#include "deadline.hpp"
+#include "fdk/core/reconstruction.hpp"
+
+namespace fdk::mpi {
+
+// What every rank knows about every rank, fixed by fdk_mpi_create.
+struct RankShare {
+  std::array<int, 2> planes{0, 0};
+  int slab_begin = 0, slab_end = 0;
+  std::array<int, 2> rows{0, 0};  // for the configured geometry
+  double capacity = 0;
+};
+
+class Rank {
+ public:
+  // Collective; throws fdk::Error (the same on every rank when any fails).
+  Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm);
+  ~Rank();  // tells the others when it leaves before a finished round
+  Rank(const Rank&) = delete;
+  Rank& operator=(const Rank&) = delete;
+
+  void push(int index, const float* pixels, size_t pitch_bytes, const fdk_view* view);
+  void finish();  // collective
+
+  int rank() const { return rank_; }
+  int slab_count() const { return static_cast<int>(slabs_.size()); }
+  fdk_slab_info slab_info(int slab) const;
+  int owner(int slab) const;
+  fdk_mpi_rank_info rank_info(int rank) const;
+  void read_slab(int slab, float* buffer, size_t buffer_bytes);
+  fdk_progress progress() const;
+  void cancel();
+
+ private:
+  struct Sending {
+    std::vector<char> bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  struct Failure {
+    int view, rank;
+    fdk_status status;
+  };
+
+  void check_index(int slab) const;
+  // Receives whatever has arrived (bands pushed into the local
+  // reconstruction, failure notices, ends of rounds); true when something did.
+  bool drain_incoming();
+  void handle_view(int source, std::vector<char>& message);
+  void handle_fail(int source, const std::vector<char>& message, bool leave);
+  // Frees the sends that completed; their bytes leave the in-flight count.
+  void reap_sends();
+  // Waits (receiving meanwhile) until `bytes` more fit in flight, or nothing
+  // is in flight; throws INVALID_STATE after the timeout without news.
+  void make_room(uint64_t bytes);
+  void send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
+                 std::array<int, 2> rows);
+  void notify(int to, int tag, int view, fdk_status status, const std::string& message);
+  // The failures other ranks sent about this rank's bands, not yet
+  // reported; throws them (the call then did nothing else).
+  void report_remote_failures();
+  [[noreturn]] void fail_timeout(const std::string& what, const std::vector<int>& missing) const;
+
+  fdk_mpi_config mpi_{};
+  MPI_Comm comm_ = MPI_COMM_NULL;  // our duplicate
+  int rank_ = 0, size_ = 1;
+  int round_ = 0;
+  bool round_done_ = false;  // the last fdk_mpi_finish succeeded
+  std::unique_ptr<ScanRows> rows_;
+  std::vector<RankShare> shares_;
+  std::vector<std::array<int, 2>> slabs_;  // the global list
+  std::vector<int> slab_owner_;
+  std::unique_ptr<Reconstruction> local_;  // null for a rank without planes
+
+  // Sending.
+  std::deque<Sending> sending_;
+  uint64_t in_flight_ = 0;
+  std::vector<std::vector<unsigned char>> delivered_;  // [view][rank]: sent and not reported failed
+
+  // Receiving.
+  std::vector<int> ended_;  // per rank: the round it last ended
+  std::vector<int> left_;   // per rank: its context is gone
+  std::string left_message_;
+  Clock::time_point last_news_;
+  std::vector<std::pair<Failure, std::string>> remote_failures_;  // about this rank's bands, unreported
+  std::set<std::pair<int, int>> reported_;                         // (view, rank) already reported
+  std::vector<std::pair<int, std::string>> local_failures_;        // bands this rank failed to store, this round
+  int views_received_ = 0;
+  std::vector<int> received_;  // views received this round
+};
+
+}  // namespace fdk::mpi
