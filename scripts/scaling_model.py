@@ -128,15 +128,17 @@ def filter_seconds(pixels, u):
     return pixels / FILTER_PX_PER_S * math.log2(2 * u) / FILTER_REF_LOG2
 
 
-def model(case, nodes, d):
+def model(case, nodes, d, gpn=GPUS_PER_NODE, fs=True):
     """Stage times (seconds), each of its slowest rank, and the total, for design d.
 
     ranks_per_range s: 1 is fdk's design (every rank its own y range, every
     view to every rank); s > 1 lets s ranks share one y range, each taking
-    every s-th view, their partial volumes summed before the write."""
+    every s-th view, their partial volumes summed before the write.
+    gpn: GPUs (ranks) per node. fs=False: projections already in host memory
+    and the volume left there (fdk-bench's host-to-host runs)."""
     _, n, k, u = case
     v = u
-    gpus = nodes * GPUS_PER_NODE
+    gpus = nodes * gpn
     s = d["ranks_per_range"]
     ranges = split(n, gpus // s)
     bands = [rows_for_planes(n, v, a, b) for a, b in ranges]
@@ -147,13 +149,13 @@ def model(case, nodes, d):
 
     # Read: every view read once, whole, by one rank (root = -1).
     input_bytes = k * u * v * RAW_BYTES
-    t_read = input_bytes / min(nodes * FS_READ_NODE, FS_READ_TOTAL)
+    t_read = input_bytes / min(nodes * FS_READ_NODE, FS_READ_TOTAL) if fs else 0.0
 
     # Send: each view goes to one rank of every y range, its band of rows.
     t_net = 0.0
     t_intra = 0.0
     for node in range(nodes):
-        mine = range(node * GPUS_PER_NODE, (node + 1) * GPUS_PER_NODE)
+        mine = range(node * gpn, (node + 1) * gpn)
         kept = sum(bands[rank_range[r]] for r in mine) / s  # rows per view
         egress = k / nodes * (total_band - kept) * row_bytes
         ingress = sum(views_per_rank * bands[rank_range[r]] for r in mine) \
@@ -163,7 +165,7 @@ def model(case, nodes, d):
         t_intra = max(t_intra, k / nodes * kept * row_bytes
                       / INTRA_NODE_BYTES_PER_S)
 
-    # Per rank: the widest band is the slowest rank.
+    # Per rank: the ranks with the widest bands are the slowest.
     worst = {}
     for r in range(gpus):
         j = rank_range[r]
@@ -189,10 +191,11 @@ def model(case, nodes, d):
         gups = d["gups"] * 1e9
         t_bp = planes * n * n * views_per_rank / gups
         out_bytes_per_plane = n * n * d["volume_bytes"] / s
-        w_rate = min(FS_WRITE_NODE, FS_WRITE_TOTAL / nodes) / GPUS_PER_NODE
+        w_rate = min(FS_WRITE_NODE, FS_WRITE_TOTAL / nodes) / gpn if fs \
+            else math.inf
         if s > 1:   # partial volumes summed: a reduce-scatter among s ranks
-            link = NVLINK_BYTES_PER_S if s <= GPUS_PER_NODE else \
-                NET_BYTES_PER_S * NET_EFFICIENCY / GPUS_PER_NODE
+            link = NVLINK_BYTES_PER_S if s <= gpn else \
+                NET_BYTES_PER_S * NET_EFFICIENCY / gpn
             t_reduce_plane = (s - 1) / s * n * n * 4 / link
         else:
             t_reduce_plane = 0.0
@@ -347,6 +350,53 @@ def variant_table():
     print()
 
 
+# iFDK (Chen, Wahib, Takizawa, Takano, Matsuoka, SC'19; arXiv 1909.02724),
+# abstract: 4096^3 within 30 s and 8192^3 within 2 minutes, I/O included, on
+# up to 2048 V100 GPUs (ABCI). Their view count and detector size are not in
+# the abstract, so the model runs our cases, not theirs.
+IFDK = {4096: 30.0, 8192: 120.0}
+IFDK_GPUS = 2048
+
+
+def ifdk_table():
+    print("| volume | iFDK, 2048 V100 | model, 2048 H200 (256 nodes) | "
+          "fewest nodes under iFDK's time (model) |")
+    print("|---|---|---|---|")
+    for case in CASES:
+        n = case[1]
+        at = model(case, IFDK_GPUS // GPUS_PER_NODE, AS_BUILT)
+        fewest = "none up to 256"
+        for nodes in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+            m = model(case, nodes, AS_BUILT)
+            if m["total"] < IFDK[n]:
+                fewest = (f"{nodes} ({nodes * GPUS_PER_NODE} GPUs): "
+                          f"{fmt(m['total'])} s")
+                break
+        print(f"| {case[0]} | about {IFDK[n]:.0f} s | {fmt(at['total'])} s "
+              f"({NAMES[at['bottleneck']]}) | {fewest} |")
+    print()
+
+
+TWO_RANK_CASES = [
+    ("(c) 2048³ from 1200 × 2048², float16", 2048, 1200, 2048),
+    ("(d) 4096³ from 2400 × 4096², float16", 4096, 2400, 4096),
+]
+
+
+def two_rank_table():
+    """The model's guess for section (e): two ranks of one H200 each on one
+    host, host to host as fdk-bench measures (no file system)."""
+    print("| case | model: two ranks, one H200 each | its bottleneck | "
+          "widest band (rows of the detector's) |")
+    print("|---|---|---|---|")
+    for case in TWO_RANK_CASES:
+        m = model(case, 1, AS_BUILT, gpn=2, fs=False)
+        mode = "resident" if m["resident"] else f"streamed, {m['slabs']} slabs"
+        print(f"| {case[0]} | {fmt(m['total'])} s ({mode}) | "
+              f"{NAMES[m['bottleneck']]} | {m['widest']} of {case[3]} |")
+    print()
+
+
 def checks():
     """What the inputs say about runs that were measured."""
     raw = 2400 * 4096 * 4096 * 4
@@ -365,6 +415,10 @@ def main():
         band_table(case)
     print("#### What would have to change: totals in seconds (bottleneck)\n")
     variant_table()
+    print("#### Against iFDK\n")
+    ifdk_table()
+    print("#### Two ranks on one host (the model's guess for section (e))\n")
+    two_rank_table()
     checks()
 
 
