@@ -8,8 +8,12 @@ issue 29) or an assumption about a cluster we have never run on, marked
 ASSUMED. Every time the script prints is computed from these inputs.
 
 Usage: python3 scripts/scaling_model.py   (plain Python 3, no packages)
+       python3 scripts/scaling_model.py --check docs/DISTRIBUTED.md
 """
+import contextlib
+import io
 import math
+import sys
 
 GB = 1e9
 GiB = 2.0 ** 30
@@ -425,7 +429,41 @@ def data_table():
     print()
 
 
+def tables(text):
+    """The Markdown tables of a text, each as one string."""
+    found, rows = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            found.append("\n".join(rows))
+            rows = []
+    return found
+
+
+def check(path):
+    """Exit 1 when a table this script prints is not in the document as is."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        report()
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    stale = [t.splitlines()[2] for t in tables(buf.getvalue()) if t not in doc]
+    for row in stale:
+        print(f"{path}: the table whose first row is {row} differs from the output")
+    print(f"{path}: {'stale' if stale else 'matches the script'}")
+    return 1 if stale else 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2]))
+    if len(sys.argv) != 1:
+        sys.exit("usage: scaling_model.py [--check docs/DISTRIBUTED.md]")
+    report()
+
+
+def report():
     print("<!-- printed by scripts/scaling_model.py -->\n")
     data_table()
     for case in CASES:
