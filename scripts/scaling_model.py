@@ -216,6 +216,7 @@ def model(case, nodes, d, gpn=GPUS_PER_NODE, fs=True):
             slabs = [(a, min(a + step, p1)) for a in range(p0, p1, step)]
             t_stream = t_d2h = t_write = t_reduce = 0.0
         row = dict(planes=planes, band=band, resident=resident, coded=coded,
+                   gpu_need=sub_bytes + kept_views,
                    filter=t_filter, store=t_store if not resident else 0.0,
                    store_off_path=t_store if resident else 0.0,
                    bp=t_bp, slabs=len(slabs))
@@ -262,8 +263,10 @@ def model(case, nodes, d, gpn=GPUS_PER_NODE, fs=True):
     stages = ["read", "net", "intra", "filter", "store", "bp", "stream",
               "reduce", "d2h", "write"]
     worst["bottleneck"] = max(stages, key=lambda key: worst[key])
-    # Projections entering on one rank (root = R): that node sends everything.
-    root_egress = k * total_band * row_bytes * (nodes - 1) / nodes
+    # Projections entering on one rank (root = R, on the first node): that
+    # node sends every other node its bands of every view.
+    first_node = sum(bands[rank_range[r]] for r in range(gpn)) / s
+    root_egress = k * (total_band - first_node) * row_bytes
     worst["root_send"] = root_egress / (NET_BYTES_PER_S * NET_EFFICIENCY)
     return worst
 
@@ -301,7 +304,8 @@ def band_table(case):
     _, n, k, u = case
     print(f"#### {case[0]}: the rows each rank receives\n")
     print("| nodes | planes per rank | its share of rows | widest band (rows) | "
-          "rows received / detector rows | bytes delivered per scan | mode | "
+          "rows received / detector rows | bytes delivered per scan | "
+          "mode (a resident rank's GPU memory, of the budget) | "
           "send if projections enter on one rank |")
     print("|---|---|---|---|---|---|---|---|")
     for nodes in NODE_COUNTS:
@@ -312,6 +316,7 @@ def band_table(case):
         else:
             mode = f"streamed, {m['slabs']} slab" + ("s" if m["slabs"] > 1 else "")
         mode += ", store coded" if m["coded"] else ""
+        mode += (f" ({m['gpu_need'] / GiB:.0f} of {GPU_BUDGET / GiB:.0f} GiB)")
         print(f"| {nodes} | {m['planes']} | {share} | {m['widest']} | "
               f"{m['overlap']:.2f} | {m['net_bytes'] / 1e12:.2f} TB | {mode} | "
               f"{fmt(m['root_send'])} s |")
