@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Unpacks Debian 12's OpenMPI 4.1.4 (runtime, mpirun, compiler wrappers,
 # C/C++ headers) and the shared libraries it needs beyond a bare Ubuntu 24.04
-# into gpu-prebuilt/mpi/ (ignored by git), for the GPU machine, which has no
-# MPI and cannot reach a package registry. Run here (apt-get download needs
-# no root); carry "gpu-prebuilt" with the device call, then there:
+# into gpu-prebuilt/mpi/ (ignored by git), for a GPU machine without MPI that
+# cannot reach a package registry. (The machines lent in November 2026 turned
+# out to have Ubuntu's OpenMPI 4.1.6 installed: mpi-env.sh uses it when no
+# tree was carried; see there.) Run here (apt-get download needs no root);
+# carry "gpu-prebuilt" with the device call, then there:
 #   source scripts/mpi-env.sh && bash scripts/mpi-selfcheck.sh
 #   usage: scripts/fetch-gpu-mpi.sh
+# scripts/gpu-prebuild.sh starts with rm -rf gpu-prebuilt: run this after it.
 #
 # Layout: the packages are unpacked as they are (gpu-prebuilt/mpi/usr/...),
 # because Debian configured OpenMPI with prefix /usr and every directory

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Checks, on the GPU machine, that the OpenMPI of gpu-prebuilt/mpi (see
-# scripts/fetch-gpu-mpi.sh) compiles, links and runs two ranks, and that
-# CMake finds it; prints PASS or FAIL last (exit status 0 or 1).
-#   usage: source scripts/mpi-env.sh && bash scripts/mpi-selfcheck.sh
-#   (it sources mpi-env.sh itself when OPAL_PREFIX is unset)
+# Checks, on the GPU machine, that the OpenMPI mpi-env.sh chose (the tree
+# that scripts/fetch-gpu-mpi.sh unpacked into gpu-prebuilt/mpi, or the
+# system's) compiles, links and runs two ranks, and that CMake finds it;
+# prints PASS or FAIL last (exit status 0 or 1).
+#   usage: [FDK_MPI=tree|system] source scripts/mpi-env.sh && bash scripts/mpi-selfcheck.sh
+#   (it sources mpi-env.sh itself when FDK_MPI_ROOT is unset)
 # Steps:
 #   1. mpicc (the relocated wrapper) builds a C program; mpicxx builds a C++
 #      one (mpi.h then pulls in the C++ bindings and links libmpi_cxx).
@@ -11,15 +12,16 @@
 #      rank, size and host; rank 0 sends 64 MiB to rank 1 (8 times, after a
 #      warm-up) and both report the bandwidth. Each rank reads its own
 #      /proc/self/maps and fails when libmpi, libopen-*, libpmix, libhwloc,
-#      libevent, libudev, libmunge or an MCA plugin was loaded from outside gpu-prebuilt/mpi (a
-#      system-wide OpenMPI would otherwise mask a broken tree).
+#      libevent, libudev, libmunge or an MCA plugin was loaded from outside
+#      $FDK_MPI_ROOT (a system-wide OpenMPI would otherwise mask a broken tree).
 #   3. The same with CMA single copy (OMPI_MCA_btl_vader_single_copy_mechanism
 #      =cma), information only: it needs ptrace rights that containers deny.
 #   4. The C++ program, run alone without mpirun (a singleton, as ctest runs
 #      a test binary: MPI_Init then starts orted from the tree itself).
 #   5. cmake -S <a project with find_package(MPI REQUIRED COMPONENTS C CXX)>
-#      -DMPI_HOME="$OPAL_PREFIX" finds this MPI (include dirs and libraries
-#      inside the tree), builds, and its program runs under mpirun -n 2.
+#      (with -DMPI_HOME="$OPAL_PREFIX" for the tree) finds this MPI (include
+#      dirs and libraries inside it), builds, and its program runs under
+#      mpirun -n 2.
 # Work files go to ${TMPDIR:-/tmp}/fdk-mpi-selfcheck.
 #
 # --hide-system-mpi (for a machine that has MPI installed, as root, Debian or
@@ -41,10 +43,12 @@ if [ "${1:-}" = --hide-system-mpi ]; then
     done | wc -l | sed "s/^/mpi-selfcheck: hidden files of the installed MPI packages: /"
     shift; exec bash "$@"' _ "$pkgs" "$0"
 fi
-if [ -z "${OPAL_PREFIX:-}" ]; then
+if [ -z "${FDK_MPI_ROOT:-}" ]; then
   # shellcheck source=mpi-env.sh
-  source "$here/mpi-env.sh" || { echo "FAIL (no gpu-prebuilt/mpi)"; exit 1; }
+  source "$here/mpi-env.sh" || { echo "mpi-selfcheck: FAIL (no MPI)"; exit 1; }
 fi
+cmake_hint=()
+[ "$FDK_MPI" = tree ] && cmake_hint=(-DMPI_HOME="$OPAL_PREFIX")
 work="${TMPDIR:-/tmp}/fdk-mpi-selfcheck"
 rm -rf "$work" && mkdir -p "$work"
 failed=()
@@ -141,8 +145,7 @@ int main(int argc, char **argv) {
 EOF
 
 step "environment"
-echo "OPAL_PREFIX=$OPAL_PREFIX"
-for v in OMPI_MCA_btl OMPI_MCA_pml OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_hwloc_base_binding_policy \
+for v in FDK_MPI FDK_MPI_ROOT OPAL_PREFIX OMPI_MCA_btl OMPI_MCA_pml OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_hwloc_base_binding_policy \
          OMPI_MCA_btl_vader_backing_directory OMPI_MCA_oob_tcp_if_include PMIX_MCA_gds; do
   echo "$v=${!v:-}"
 done
@@ -150,7 +153,7 @@ for t in mpirun mpicc mpicxx gcc g++ cmake; do
   p="$(command -v "$t" || true)"
   echo "$t: ${p:-MISSING}"
 done
-case "$(command -v mpirun)" in "$OPAL_PREFIX"/*) ;; *) fail "mpirun is not the tree's" ;; esac
+case "$(readlink -f "$(command -v mpirun)")" in "$FDK_MPI_ROOT"/*) ;; *) fail "mpirun is not from $FDK_MPI_ROOT" ;; esac
 mpirun --version 2>&1 | head -1
 echo "glibc $(getconf GNU_LIBC_VERSION 2>/dev/null); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); $(nproc) cores; /dev/shm: $(df -Ph /dev/shm 2>/dev/null | awk 'NR==2{print $4}') free"
 
@@ -175,7 +178,7 @@ fi
 step "4. singleton (no mpirun)"
 if [ -x "$work/hello_cxx" ] && timeout 60 "$work/hello_cxx"; then :; else fail "singleton"; fi
 
-step "5. CMake: find_package(MPI) with -DMPI_HOME=\$OPAL_PREFIX"
+step "5. CMake: find_package(MPI) ${cmake_hint[*]}"
 mkdir -p "$work/cmake-src"
 cat >"$work/cmake-src/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
@@ -192,11 +195,11 @@ add_executable(hello_cxx hello.cpp)
 target_link_libraries(hello_cxx PRIVATE MPI::MPI_CXX)
 EOF
 cp "$work/hello.c" "$work/hello.cpp" "$work/cmake-src/"
-if cmake -S "$work/cmake-src" -B "$work/cmake-build" -DMPI_HOME="$OPAL_PREFIX" >"$work/cmake.log" 2>&1; then
+if cmake -S "$work/cmake-src" -B "$work/cmake-build" "${cmake_hint[@]}" >"$work/cmake.log" 2>&1; then
   grep -E 'Found MPI|MPI_C_|MPI_CXX_|MPIEXEC_' "$work/cmake.log"
   if grep -E 'MPI_(C_INCLUDE_DIRS|C_LIBRARIES|CXX_LIBRARIES|C_COMPILER)=|MPIEXEC_EXECUTABLE=' "$work/cmake.log" |
-     sed 's/^[^=]*=//' | tr ';' '\n' | grep -v "^$OPAL_PREFIX/" | grep .; then
-    fail "cmake found MPI parts outside $OPAL_PREFIX"
+     sed 's/^[^=]*=//' | tr ';' '\n' | grep -v "^$FDK_MPI_ROOT/" | grep .; then
+    fail "cmake found MPI parts outside $FDK_MPI_ROOT"
   fi
   if cmake --build "$work/cmake-build" >"$work/cmake-build.log" 2>&1 &&
      timeout 120 mpirun -n 2 --oversubscribe "$work/cmake-build/hello_c" | grep -E 'hello: ok|GB/s'; then
@@ -207,8 +210,12 @@ if cmake -S "$work/cmake-src" -B "$work/cmake-build" -DMPI_HOME="$OPAL_PREFIX" >
 else
   tail -30 "$work/cmake.log"; fail "cmake find_package(MPI)"
 fi
-echo "CMake on this machine: keep this environment and pass -DMPI_HOME=\"$OPAL_PREFIX\""
-echo "  (or -DMPI_C_COMPILER=\"$OPAL_PREFIX/bin/mpicc\" -DMPI_CXX_COMPILER=\"$OPAL_PREFIX/bin/mpicxx\")"
+if [ "$FDK_MPI" = tree ]; then
+  echo "CMake on this machine: keep this environment and pass -DMPI_HOME=\"$OPAL_PREFIX\""
+  echo "  (or -DMPI_C_COMPILER=\"$OPAL_PREFIX/bin/mpicc\" -DMPI_CXX_COMPILER=\"$OPAL_PREFIX/bin/mpicxx\")"
+else
+  echo "CMake on this machine: finds the system MPI without hints"
+fi
 
 echo
 if [ "${#failed[@]}" -eq 0 ]; then
