@@ -15,7 +15,8 @@
 #   2026 (H100 and H200 kinds, Ubuntu 24.04.3) turned out to have Ubuntu's
 #   OpenMPI 4.1.6 (openmpi-bin, libopenmpi-dev, PMIx 5.0.1, UCX 1.16)
 #   installed, though the brief said they had no MPI; CMake 4.4 there finds it
-#   with no hints. Only the runtime settings below are set.
+#   with no hints. Only the runtime settings below are set. mpi-selfcheck.sh
+#   passed so on an H200 (64 MiB between two ranks: 8.6 GB/s, 5.3 with CMA).
 # Either way, C++ that includes mpi.h links MPI::MPI_CXX (libmpi_cxx: mpi.h
 # pulls in OpenMPI's C++ bindings) or defines OMPI_SKIP_MPICXX=1 and links
 # MPI::MPI_C only; with neither, the link fails (undefined MPI::Win::Free...).

@@ -6,7 +6,7 @@
 #   usage: [FDK_MPI=tree|system] source scripts/mpi-env.sh && bash scripts/mpi-selfcheck.sh
 #   (it sources mpi-env.sh itself when FDK_MPI_ROOT is unset)
 # Steps:
-#   1. mpicc (the relocated wrapper) builds a C program; mpicxx builds a C++
+#   1. mpicc (relocated, for the tree) builds a C program; mpicxx builds a C++
 #      one (mpi.h then pulls in the C++ bindings and links libmpi_cxx).
 #   2. mpirun -n 2 --oversubscribe runs the C program: each rank prints its
 #      rank, size and host; rank 0 sends 64 MiB to rank 1 (8 times, after a
@@ -157,7 +157,7 @@ case "$(readlink -f "$(command -v mpirun)")" in "$FDK_MPI_ROOT"/*) ;; *) fail "m
 mpirun --version 2>&1 | head -1
 echo "glibc $(getconf GNU_LIBC_VERSION 2>/dev/null); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); $(nproc) cores; /dev/shm: $(df -Ph /dev/shm 2>/dev/null | awk 'NR==2{print $4}') free"
 
-step "1. compile with the relocated wrappers"
+step "1. compile with the wrappers (mpicc, mpicxx)"
 mpicc -showme 2>&1
 if mpicc -O2 -o "$work/hello" "$work/hello.c"; then echo "mpicc: ok"; else fail "mpicc"; fi
 if mpicxx -O2 -o "$work/hello_cxx" "$work/hello.cpp"; then echo "mpicxx: ok"; else fail "mpicxx"; fi
