@@ -90,7 +90,11 @@ Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) :
     std::memcpy(&capacity[static_cast<size_t>(r)], &d[groups.size()], sizeof(double));
   }
   const fdk_config& c = rows_->settings().config;
-  const int unit = c.slab_thickness > 0 ? c.slab_thickness : 1;
+  // Ranges start on multiples of the slab thickness (so that the slabs, and
+  // the bits, are one process's), or of 16 planes: the CUDA backend's
+  // resident chunks tile a range only on multiples of 16.
+  constexpr int kAutomaticUnit = 16;
+  const int unit = c.slab_thickness > 0 ? c.slab_thickness : kAutomaticUnit;
   const auto planes = split_planes(c.volume.size[1], unit, capacity);
 
   // 2. Each rank's reconstruction of its planes, and its slabs.
