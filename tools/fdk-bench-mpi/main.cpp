@@ -6,7 +6,7 @@
 // Compare with fdk-bench's one process on the same GPUs.
 //   mpirun -n 2 --bind-to none fdk-bench-mpi --case c [--precision f16]
 //          [--root -1|0] [--gpu-of-rank same|own] [--budget-host BYTES]
-//          [--budget-gpu BYTES] [--repeats R] [--warmup W] [--pool P]
+//          [--budget-gpu BYTES] [--repeats R] [--warmup W] [--pool P] [--idle-rank R]
 #include <fdk/fdk.h>
 #include <fdk/fdk_mpi.h>
 #include <mpi.h>
@@ -35,6 +35,7 @@ struct Options {
   bool own_gpu = true;  // rank r uses GPU r (else every rank GPU 0)
   uint64_t budget_host = 0, budget_gpu = 0;
   int repeats = 3, warmup = 1, pool = 64;
+  int idle_rank = -1;  // this rank owns no planes (it only pushes its share)
 };
 
 [[noreturn]] void die(const std::string& message) {
@@ -65,6 +66,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--repeats") o.repeats = std::atoi(next), ++i;
     else if (a == "--warmup") o.warmup = std::atoi(next), ++i;
     else if (a == "--pool") o.pool = std::atoi(next), ++i;
+    else if (a == "--idle-rank") o.idle_rank = std::atoi(next), ++i;
     else die("unknown option " + a);
   }
   bool found = false;
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
   fdk_mpi_config mpi;
   fdk_mpi_config_init(&mpi);
   mpi.root = o.root;
+  if (g_rank == o.idle_rank) mpi.capacity = -1;
 
   // The pool of distinct views each pushing rank cycles through.
   const size_t floats = static_cast<size_t>(o.c.det_u) * static_cast<size_t>(o.c.det_v);
