@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,33 @@ namespace ad = fdk::adapters;
 namespace fdk_convert {
 
 [[noreturn]] void usage_error(const std::string& message) { throw Failure{kExitUsage, message}; }
+
+int exit_code_of_current_exception(std::string* message) {
+  try {
+    throw;
+  } catch (const Failure& f) {
+    *message = f.message;
+    return f.code;
+  } catch (const ad::Error& e) {
+    *message = e.what();
+    switch (e.kind()) {
+      case ad::ErrorKind::kInvalidArgument: return kExitUsage;
+      case ad::ErrorKind::kInput: return kExitInput;
+      case ad::ErrorKind::kUnsupported: return kExitInput;
+      case ad::ErrorKind::kOutput: return kExitOutput;
+    }
+    return kExitInternal;
+  } catch (const std::bad_alloc&) {
+    *message = "out of memory";
+    return kExitReconstruction;
+  } catch (const std::exception& e) {
+    *message = std::string("internal error: ") + e.what();
+    return kExitInternal;
+  } catch (...) {
+    *message = "internal error: an unknown exception";
+    return kExitInternal;
+  }
+}
 
 namespace {
 
