@@ -11,6 +11,13 @@ build=build-sm90
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF -DFDK_WITH_HDF5=OFF >/dev/null
 cmake --build "$build" --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement
+# libfdk_mpi and its benchmark, when this machine has MPI (the GPU machine
+# has Ubuntu's OpenMPI: scripts/gpu-mpi-check.sh).
+have_mpi=0
+if grep -q '^FDK_WITH_MPI:BOOL=ON' "$build/CMakeCache.txt"; then
+  have_mpi=1
+  cmake --build "$build" --target fdk_mpi fdk-bench-mpi
+fi
 rm -rf gpu-prebuilt
 mkdir -p gpu-prebuilt/bin gpu-prebuilt/lib
 cp "$build/tools/fdk-bench/fdk-bench" "$build/tools/fdk-bench/fdk-bench-seams" "$build/tools/store-bench/store-bench" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_multi_gpu" \
@@ -29,8 +36,12 @@ if [ -f build/agreement/reference.json ]; then
   done
 fi
 cp -L "$build/capi/libfdk.so.0" gpu-prebuilt/lib/
+if [ "$have_mpi" = 1 ]; then
+  cp -L "$build/capi/libfdk_mpi.so.0" gpu-prebuilt/lib/
+  cp "$build/tools/fdk-bench-mpi/fdk-bench-mpi" gpu-prebuilt/bin/
+fi
 # Shared libraries the GPU machine lacks (it has zstd and the CUDA toolkit).
-for exe in gpu-prebuilt/bin/* gpu-prebuilt/lib/libfdk.so.0; do
+for exe in gpu-prebuilt/bin/* gpu-prebuilt/lib/libfdk*.so.0; do
   ldd "$exe" | awk '/=> \//{print $1, $3}'
 done | sort -u | while read -r name path; do
   case "$name" in

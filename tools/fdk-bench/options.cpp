@@ -4,6 +4,8 @@
 // decides whether --plane-pairs is accepted.
 #include "options.hpp"
 
+#include "cases.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -12,19 +14,6 @@
 
 namespace fdk_bench {
 namespace {
-
-struct Case {
-  const char* name;
-  int size, views, det_u, det_v;
-};
-
-constexpr Case kCases[] = {
-    {"a", 512, 360, 512, 512},
-    {"b", 1024, 1200, 1024, 1012},
-    {"c", 2048, 1200, 2048, 2048},
-    {"d", 4096, 2400, 4096, 4096},
-    {"cpu", 256, 360, 256, 256},
-};
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "fdk-bench: %s (see --help)\n", message.c_str());

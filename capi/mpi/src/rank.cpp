@@ -347,7 +347,7 @@ void Rank::handle_view(int source, std::vector<char>& message) {
     push();
     return;
   } catch (const Error& e) {
-    local_failures_.push_back({h.index, status_text(e)});
+    local_failures_.push_back({{h.index, rank_, e.code()}, status_text(e)});
     // The push that reports earlier views' failures does nothing else:
     // this one then goes in again.
     if (local_ && local_->view_state(h.index, nullptr) != FDK_VIEW_ABSENT) return;
@@ -359,7 +359,7 @@ void Rank::handle_view(int source, std::vector<char>& message) {
   try {
     push();
   } catch (const Error& e) {
-    local_failures_.push_back({h.index, status_text(e)});
+    local_failures_.push_back({{h.index, rank_, e.code()}, status_text(e)});
     notify(source, kTagFail, h.index, e.code(), status_text(e));
   }
 }
@@ -428,9 +428,9 @@ void Rank::finish() {
   Verdict first = verdict_of([&](Verdict&) {
     if (local_) local_->settle();
   });
-  for (const auto& [view, text] : local_failures_) {
-    if (first.status == FDK_OK) first.status = FDK_ERROR_INVALID_STATE;
-    first.message += (first.message.empty() ? "" : "; ") + std::string("projection ") + std::to_string(view) +
+  for (const auto& [f, text] : local_failures_) {
+    if (first.status == FDK_OK) first.status = f.status;
+    first.message += (first.message.empty() ? "" : "; ") + std::string("projection ") + std::to_string(f.view) +
                      " was not stored: " + text;
   }
   if (first.status != FDK_OK && local_)

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# libfdk_mpi on the GPU machine: one case reconstructed by one process
+# (fdk-bench, libfdk) and by ranks of an mpirun (fdk-bench-mpi, libfdk_mpi),
+# on the GPUs there are, end to end, with a short table last. The GPU
+# machines have Ubuntu's OpenMPI (4.1.6) installed; scripts/mpi-env.sh
+# chooses it (or an OpenMPI tree carried in gpu-prebuilt/mpi) and sets the
+# one-host settings (no core binding: a rank's filter and store threads need
+# cores). Run after scripts/gpu-prebuild.sh here, carrying gpu-prebuilt.
+#   usage: scripts/gpu-mpi-check.sh CASE [f16] [HOST_BUDGET_PER_RANK]
+#   e.g.   scripts/gpu-mpi-check.sh c          (one H200: two ranks share it)
+#          scripts/gpu-mpi-check.sh d f16 100GiB  (two H200s: a rank each)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+case_name=${1:-c}
+precision=f32
+[ "${2:-}" = f16 ] && precision=f16
+budget=${3:-40GiB}
+# shellcheck source=/dev/null
+source scripts/mpi-env.sh >/dev/null || { echo "gpu-mpi-check: no MPI"; exit 1; }
+bin=gpu-prebuilt/bin
+export LD_LIBRARY_PATH="$PWD/gpu-prebuilt/lib:${LD_LIBRARY_PATH:-}"
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+share=own
+[ "$gpus" -lt 2 ] && share=same
+repeats=3 warmup=1
+[ "$case_name" = d ] && repeats=1 warmup=0
+rows=()
+one=$("$bin/fdk-bench" --case "$case_name" --precision "$precision" --gpus "$(( gpus < 2 ? 1 : 2 ))" \
+      --budget-host "$budget" --repeats "$repeats" --warmup "$warmup" --no-baseline 2>&1)
+echo "$one" | tail -n 12
+one_s=$(echo "$one" | grep -Eo 'end to end[^0-9]*[0-9.]+ s' | tail -n 1 | grep -Eo '[0-9.]+ s')
+rows+=("one process, $(( gpus < 2 ? 1 : 2 )) GPU(s) (fdk-bench) | ${one_s:-?}")
+for spec in "1 -1" "2 -1" "2 0"; do
+  set -- $spec
+  out=$(mpirun -n "$1" "$bin/fdk-bench-mpi" --case "$case_name" --precision "$precision" --root "$2" \
+        --gpu-of-rank "$share" --budget-host "$budget" --repeats "$repeats" --warmup "$warmup" 2>&1)
+  echo "$out" | tail -n 8
+  s=$(echo "$out" | grep -Eo 'median end to end [0-9.]+ s' | grep -Eo '[0-9.]+ s')
+  rows+=("$1 rank(s), root $2, GPU $share (fdk-bench-mpi) | ${s:-FAILED}")
+done
+echo
+echo "## case ($case_name) $precision, host budget $budget per process, $gpus GPU(s)"
+echo "| run | end to end |"
+echo "|---|---|"
+for r in "${rows[@]}"; do echo "| $r |"; done

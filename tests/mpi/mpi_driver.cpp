@@ -1,0 +1,348 @@
+// One program for libfdk_mpi's tests, run by mpirun with 1-4 ranks on the
+// CPU backend (tests/mpi/CMakeLists.txt). Each scenario checks what every
+// rank got and the program exits 0 only when every rank passed:
+//   identical ROOT THICKNESS [uneven|idle] [tilt|hann]  the volume gathered from the
+//                      ranks against one process's (libfdk), bit for bit
+//   mismatch           rank 1's volume differs: every rank's create fails naming it
+//   wrong-use          a push on a rank that is not the root; a read of
+//                      another rank's slab; a bad pixel in another rank's band
+//   duplicate          two ranks push the same view: finish fails on every rank
+//                      naming it; a second finish succeeds with the same volume
+//   leave              rank 1 destroys its context before finishing
+//   timeout            the last rank comes to finish late: the others fail in time
+//   kill               rank 1 kills itself mid-scan (mpirun must end the job)
+#include <fdk/fdk.h>
+#include <fdk/fdk_mpi.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "small_scan.hpp"
+
+namespace {
+
+int g_rank = 0, g_size = 1;
+int g_failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (ok) return;
+  ++g_failures;
+  std::printf("rank %d: FAIL: %s\n", g_rank, what.c_str());
+  std::fflush(stdout);
+}
+
+bool contains(const char* text, const std::string& part) { return std::string(text).find(part) != std::string::npos; }
+
+fdk_mpi_config mpi_config(int root) {
+  fdk_mpi_config m;
+  fdk_mpi_config_init(&m);
+  m.root = root;
+  m.timeout_s = 30;
+  return m;
+}
+
+bool pushes(int root, int view) { return root == FDK_MPI_EVERY_RANK ? view % g_size == g_rank : g_rank == root; }
+
+void push_share(fdk_mpi_context* ctx, const fdk_test::SmallScan& scan, int root) {
+  for (int v = 0; v < scan.views(); ++v)
+    if (pushes(root, v)) {
+      const fdk_status s = fdk_mpi_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+      check(s == FDK_OK, "push " + std::to_string(v) + ": " + fdk_mpi_last_error(ctx));
+    }
+}
+
+// This rank's slabs sent to rank 0, which assembles the volume.
+std::vector<float> gather_volume(fdk_mpi_context* ctx, const fdk_config& c) {
+  int32_t count = 0;
+  fdk_mpi_slab_count(ctx, &count);
+  const size_t plane = static_cast<size_t>(c.volume.size[0]) * static_cast<size_t>(c.volume.size[2]);
+  std::vector<float> volume(g_rank == 0 ? plane * static_cast<size_t>(c.volume.size[1]) : 0);
+  for (int32_t s = 0; s < count; ++s) {
+    int32_t owner = -1;
+    fdk_mpi_slab_owner(ctx, s, &owner);
+    fdk_slab_info info{};
+    info.struct_size = sizeof info;
+    fdk_mpi_get_slab_info(ctx, s, &info);
+    const int floats = static_cast<int>(info.byte_size / 4);
+    if (owner == g_rank) {
+      std::vector<float> slab(static_cast<size_t>(floats));
+      check(fdk_mpi_read_slab(ctx, s, slab.data(), info.byte_size) == FDK_OK,
+            std::string("read slab: ") + fdk_mpi_last_error(ctx));
+      if (g_rank == 0)
+        std::memcpy(volume.data() + plane * static_cast<size_t>(info.y_begin), slab.data(), info.byte_size);
+      else
+        MPI_Send(slab.data(), floats, MPI_FLOAT, 0, s, MPI_COMM_WORLD);
+    } else if (g_rank == 0) {
+      MPI_Recv(volume.data() + plane * static_cast<size_t>(info.y_begin), floats, MPI_FLOAT, owner, s, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+    }
+  }
+  return volume;
+}
+
+std::vector<float> one_process(const fdk_test::SmallScan& scan) {
+  fdk_context* ctx = nullptr;
+  std::vector<float> volume;
+  if (fdk_create(&scan.config, &ctx) != FDK_OK) return volume;
+  for (int v = 0; v < scan.views(); ++v) fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+  fdk_finish(ctx);
+  fdk_test::read_volume(ctx, volume);
+  fdk_destroy(ctx);
+  return volume;
+}
+
+void compare_with_one_process(fdk_mpi_context* ctx, const fdk_test::SmallScan& scan) {
+  const auto volume = gather_volume(ctx, scan.config);
+  if (g_rank != 0) return;
+  const auto reference = one_process(scan);
+  check(reference.size() == volume.size() && !volume.empty(), "volume sizes");
+  size_t differ = 0;
+  double largest = 0;
+  for (size_t i = 0; i < std::min(volume.size(), reference.size()); ++i)
+    if (std::memcmp(&volume[i], &reference[i], 4) != 0) {
+      ++differ;
+      largest = std::max(largest, std::abs(double(volume[i]) - reference[i]));
+    }
+  check(differ == 0, std::to_string(differ) + " voxels differ from one process (largest " + std::to_string(largest) + ")");
+  if (differ == 0) std::printf("bit-identical to one process: %zu voxels on %d ranks\n", volume.size(), g_size);
+}
+
+void identical(int argc, char** argv) {
+  const int root = argc > 2 ? std::atoi(argv[2]) : 0;
+  const int thickness = argc > 3 ? std::atoi(argv[3]) : 4;
+  bool uneven = false, idle = false, tilt = false, hann = false;
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    uneven |= a == "uneven";
+    idle |= a == "idle";
+    tilt |= a == "tilt";
+    hann |= a == "hann";
+  }
+  fdk_test::SmallScan scan(32, 24, 48);
+  scan.config.slab_thickness = thickness;
+  if (tilt) {
+    scan.config.scan.arc_deg = 220;
+    scan.config.scan.uniform.out_of_plane_angle_deg = 3;
+    scan.config.scan.uniform.projection_offset_y = 4;
+    scan.reproject();
+  }
+  if (hann) scan.config.hann_cutoff_v = 0.5;
+  fdk_mpi_config m = mpi_config(root);
+  if (uneven) m.capacity = 1 + g_rank;                       // 1 : 2 : 3 : 4
+  if (uneven && g_rank == 0) scan.config.host_memory_budget = 64ull << 20;  // budgets may differ
+  if (idle && g_rank == 1) m.capacity = -1;                  // pushes (or not) but owns nothing
+  fdk_mpi_context* ctx = nullptr;
+  fdk_status s = fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx);
+  check(s == FDK_OK, std::string("create: ") + fdk_mpi_last_create_error());
+  if (s != FDK_OK) return;
+  fdk_mpi_rank_info info{};
+  info.struct_size = sizeof info;
+  fdk_mpi_get_rank_info(ctx, g_rank, &info);
+  std::printf("rank %d: planes [%d, %d) slabs [%d, %d) rows [%d, %d) of 48\n", g_rank, info.plane_begin, info.plane_end,
+              info.slab_begin, info.slab_end, info.row_begin, info.row_end);
+  if (idle && g_rank == 1) check(info.plane_begin == info.plane_end, "the idle rank owns planes");
+  if (g_size > 1 && !hann && info.plane_end - info.plane_begin > 0 && info.plane_end - info.plane_begin < 16)
+    check(info.row_end - info.row_begin < 48, "a rank with a few planes receives every row");
+  push_share(ctx, scan, root);
+  s = fdk_mpi_finish(ctx);
+  check(s == FDK_OK, std::string("finish: ") + fdk_mpi_last_error(ctx));
+  if (s == FDK_OK) compare_with_one_process(ctx, scan);
+  fdk_mpi_destroy(ctx);
+}
+
+void mismatch() {
+  fdk_test::SmallScan scan(32, 8, 48);
+  if (g_rank == 1) scan.config.volume.size[0] += 1;
+  fdk_mpi_config m = mpi_config(0);
+  fdk_mpi_context* ctx = nullptr;
+  const fdk_status s = fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx);
+  check(s == FDK_ERROR_INVALID_ARGUMENT && ctx == nullptr, "create with rank 1's volume differing succeeded");
+  check(contains(fdk_mpi_last_create_error(), "rank 1's volume differs"), std::string("message: ") + fdk_mpi_last_create_error());
+  std::printf("rank %d: %s\n", g_rank, fdk_mpi_last_create_error());
+  // A root that is not a rank: every rank says so.
+  fdk_test::SmallScan good(32, 8, 48);
+  m.root = g_size;
+  check(fdk_mpi_create(&good.config, &m, MPI_COMM_WORLD, &ctx) == FDK_ERROR_INVALID_ARGUMENT, "a root beyond the ranks");
+  check(contains(fdk_mpi_last_create_error(), "rank 0: FDK_ERROR_INVALID_ARGUMENT: fdk_mpi_config.root"),
+        fdk_mpi_last_create_error());
+}
+
+void wrong_use() {
+  fdk_test::SmallScan scan(32, 12, 48);
+  scan.config.slab_thickness = 4;
+  fdk_mpi_config m = mpi_config(0);
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  if (g_rank != 0) {
+    check(fdk_mpi_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr) == FDK_ERROR_INVALID_STATE,
+          "a push on a rank that is not the root");
+    check(contains(fdk_mpi_last_error(ctx), "projections enter on rank 0"), fdk_mpi_last_error(ctx));
+  } else {
+    // A NaN in the last rows (another rank's band when there are several):
+    // refused before any band leaves, and nothing of it is stored anywhere.
+    std::vector<float> bad = scan.projections[0];
+    bad[bad.size() - 3] = std::nanf("");
+    check(fdk_mpi_push_projection(ctx, 0, bad.data(), scan.pitch(), nullptr) == FDK_ERROR_INVALID_ARGUMENT, "NaN pushed");
+    check(contains(fdk_mpi_last_error(ctx), "non-finite pixel at column 45, row 47"), fdk_mpi_last_error(ctx));
+    check(fdk_mpi_push_projection(ctx, 99, scan.pixels(0), scan.pitch(), nullptr) == FDK_ERROR_OUT_OF_RANGE, "index 99");
+    check(fdk_mpi_push_projection(ctx, 0, scan.pixels(0), 3, nullptr) == FDK_ERROR_INVALID_ARGUMENT, "pitch 3");
+  }
+  push_share(ctx, scan, 0);
+  if (g_rank == 0)
+    check(fdk_mpi_push_projection(ctx, 1, scan.pixels(1), scan.pitch(), nullptr) == FDK_ERROR_DUPLICATE, "a view twice");
+  int32_t count = 0;
+  fdk_mpi_slab_count(ctx, &count);
+  std::vector<float> buffer(32 * 32 * 32);
+  check(fdk_mpi_read_slab(ctx, 0, buffer.data(), buffer.size() * 4) == FDK_ERROR_INVALID_STATE, "read before finish");
+  check(fdk_mpi_finish(ctx) == FDK_OK, std::string("finish: ") + fdk_mpi_last_error(ctx));
+  check(fdk_mpi_finish(ctx) == FDK_ERROR_INVALID_STATE, "finish twice");
+  for (int32_t s = 0; s < count; ++s) {
+    int32_t owner = -1;
+    fdk_mpi_slab_owner(ctx, s, &owner);
+    const fdk_status st = fdk_mpi_read_slab(ctx, s, buffer.data(), buffer.size() * 4);
+    if (owner == g_rank) {
+      check(st == FDK_OK, fdk_mpi_last_error(ctx));
+    } else {
+      check(st == FDK_ERROR_INVALID_STATE, "read of another rank's slab");
+      check(contains(fdk_mpi_last_error(ctx), "belongs to rank " + std::to_string(owner)), fdk_mpi_last_error(ctx));
+    }
+  }
+  int32_t owner = 0;
+  check(fdk_mpi_slab_owner(ctx, count, &owner) == FDK_ERROR_OUT_OF_RANGE, "owner of a slab beyond the list");
+  fdk_mpi_destroy(ctx);
+}
+
+void duplicate() {
+  fdk_test::SmallScan scan(32, 12, 48);
+  scan.config.slab_thickness = 4;
+  fdk_mpi_config m = mpi_config(FDK_MPI_EVERY_RANK);
+  const int late = g_size - 1;
+  if (g_rank == late) m.capacity = -1;  // owns nothing: its pushes only travel
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  push_share(ctx, scan, FDK_MPI_EVERY_RANK);
+  // Rank 0 has stored view 0 by now; the last rank pushes it again, so the
+  // ranks it reaches refuse it, and every rank's finish must say so.
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == late)
+    check(fdk_mpi_push_projection(ctx, 0, scan.pixels(0), scan.pitch(), nullptr) == FDK_OK, fdk_mpi_last_error(ctx));
+  fdk_status s = fdk_mpi_finish(ctx);
+  check(s == FDK_ERROR_DUPLICATE, "finish after a view pushed twice: " + std::string(fdk_status_string(s)));
+  check(contains(fdk_mpi_last_error(ctx), "projection 0"), fdk_mpi_last_error(ctx));
+  std::printf("rank %d: %s\n", g_rank, fdk_mpi_last_error(ctx));
+  // Every rank holds view 0 once: the volume is whole, a second finish ends it.
+  s = fdk_mpi_finish(ctx);
+  check(s == FDK_OK, std::string("second finish: ") + fdk_mpi_last_error(ctx));
+  if (s == FDK_OK) compare_with_one_process(ctx, scan);
+  fdk_mpi_destroy(ctx);
+}
+
+void leave() {
+  fdk_test::SmallScan scan(32, 8, 48);
+  fdk_mpi_config m = mpi_config(0);
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  if (g_rank == 1) {
+    fdk_mpi_destroy(ctx);
+    return;
+  }
+  // Pushes fail too once rank 0 has heard (naming rank 1); either way the
+  // finish must fail at once rather than wait for the timeout.
+  if (g_rank == 0)
+    for (int v = 0; v < scan.views(); ++v) {
+      const fdk_status st = fdk_mpi_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+      check(st == FDK_OK || contains(fdk_mpi_last_error(ctx), "rank 1 left"), fdk_mpi_last_error(ctx));
+    }
+  const auto start = std::chrono::steady_clock::now();
+  const fdk_status s = fdk_mpi_finish(ctx);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check(s == FDK_ERROR_INVALID_STATE && contains(fdk_mpi_last_error(ctx), "rank 1 left"), fdk_mpi_last_error(ctx));
+  check(seconds < 10, "learning that rank 1 left took " + std::to_string(seconds) + " s");
+  std::printf("rank %d: after %.2f s: %s\n", g_rank, seconds, fdk_mpi_last_error(ctx));
+  fdk_mpi_destroy(ctx);
+}
+
+void timeout() {
+  fdk_test::SmallScan scan(32, 8, 48);
+  fdk_mpi_config m = mpi_config(0);
+  m.timeout_s = 2;
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  const int late = g_size - 1;
+  if (g_rank == late) std::this_thread::sleep_for(std::chrono::seconds(6));
+  push_share(ctx, scan, 0);
+  const auto start = std::chrono::steady_clock::now();
+  const fdk_status s = fdk_mpi_finish(ctx);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (g_rank != late) {
+    check(s == FDK_ERROR_INVALID_STATE, "finish with a rank missing");
+    check(contains(fdk_mpi_last_error(ctx), "rank " + std::to_string(late) + " did not reach fdk_mpi_finish"),
+          fdk_mpi_last_error(ctx));
+    check(seconds < 5, "the timeout took " + std::to_string(seconds) + " s");
+    std::printf("rank %d: after %.2f s: %s\n", g_rank, seconds, fdk_mpi_last_error(ctx));
+  } else {
+    check(s != FDK_OK, "the late rank's finish succeeded alone");
+  }
+  // As fdk_mpi.h advises after a timeout: end the job (the verdict is the
+  // exit code the wrapper checks, so every rank reports first).
+}
+
+void kill_mid_scan() {
+  fdk_test::SmallScan scan(32, 40, 48);
+  fdk_mpi_config m = mpi_config(0);
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  if (g_rank == 1)
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::raise(SIGKILL);
+    }).detach();
+  if (g_rank == 0)
+    for (int v = 0; v < scan.views(); ++v) {
+      fdk_mpi_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  fdk_mpi_finish(ctx);
+  fdk_mpi_destroy(ctx);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  const std::string scenario = argc > 1 ? argv[1] : "";
+  if (scenario == "identical") identical(argc, argv);
+  else if (scenario == "mismatch") mismatch();
+  else if (scenario == "wrong-use") wrong_use();
+  else if (scenario == "duplicate") duplicate();
+  else if (scenario == "leave") leave();
+  else if (scenario == "timeout") timeout();
+  else if (scenario == "kill") kill_mid_scan();
+  else check(false, "unknown scenario '" + scenario + "'");
+  int failures = 0;
+  if (scenario == "timeout") {
+    // The communicator's collectives are in an unknown state: no barrier.
+    std::printf("rank %d: %s\n", g_rank, g_failures == 0 ? "PASS" : "FAILED");
+    std::fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, g_failures == 0 ? 0 : 1);
+  }
+  MPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) std::printf("%s: %d failure(s) on %d rank(s)\n", failures == 0 ? "PASS" : "FAILED", failures, g_size);
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}
