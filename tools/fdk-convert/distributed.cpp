@@ -306,7 +306,7 @@ int MpiRanks::run(const Job& job) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const int workers = o.read_threads > 0 ? o.read_threads : static_cast<int>(std::min(4u, hw));
     OrderedReader reader(job.source, workers, workers + 2, rank_, size_);
-    progress.stage("projections (rank 0's share)", "views", share);
+    progress.stage("projections", "views", share);  // rank 0's share (the names wrappers know)
     const size_t pitch = static_cast<size_t>(config.detector.size[0]) * sizeof(float);
     for (int k = 0; k < share; ++k) {
       if (job.signal.load()) throw Failure{kExitInterrupted, "interrupted"};
@@ -359,7 +359,7 @@ int MpiRanks::run(const Job& job) {
   fdk_tools::PreviewCollector preview(volume, preview_voxel(o, volume));
   std::vector<float> buffer;
   const long long planes_here = single_file ? (rank_ == 0 ? volume.size[1] : 0) : mine.plane_end - mine.plane_begin;
-  progress.stage(single_file ? "volume" : "volume (rank 0's slices)", "planes", planes_here);
+  progress.stage("volume", "planes", planes_here);
   for (int32_t k = 0; k < slabs; ++k) {
     const bool owned = owner[k] == rank_;
     if (!owned && !(single_file && rank_ == 0)) continue;

@@ -172,6 +172,11 @@ Exit codes:
 
 Output is written under temporary names and renamed at the end: a failed run
 leaves nothing that looks complete.
+
+Several ranks (a build with MPI): mpirun -n 4 fdk-convert ... (or srun) shares
+the work; each rank reads every 4th view, rank 0 reports, every rank exits
+with the same code. With the same --slab-thickness the files are those of one
+process, byte for byte: see docs/ADAPTERS.md, section Several ranks.
 )";
 
 std::vector<double> parse_list(const std::string& flag, const std::string& text, size_t lo,
