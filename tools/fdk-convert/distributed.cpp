@@ -368,7 +368,8 @@ int MpiRanks::run(const Job& job) {
     if (owned && !own.code) {
       if (const fdk_status s = fdk_mpi_read_slab(lib.ctx, k, buffer.data(), buffer.size() * sizeof(float));
           s != FDK_OK) {
-        own.set(kExitReconstruction, "fdk_mpi_read_slab failed: " + fdk_tools::status_text(s, fdk_mpi_last_error(lib.ctx)));
+        own.set(s == FDK_ERROR_CANCELLED && job.signal.load() ? kExitInterrupted : kExitReconstruction,
+                "fdk_mpi_read_slab failed: " + fdk_tools::status_text(s, fdk_mpi_last_error(lib.ctx)));
       } else if (o.preview) {
         preview.add_planes(info.y_begin, info.y_end, buffer.data());
       }
@@ -386,35 +387,10 @@ int MpiRanks::run(const Job& job) {
     if (writer) progress.add(info.y_end - info.y_begin);
   }
   progress.end_stage();
-  std::string preview_path;
   if (o.preview) {  // each rank's part of the three slices, summed on rank 0
     for (std::vector<float>* panel : preview.panels()) {
       MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : panel->data(), rank_ == 0 ? panel->data() : nullptr,
                  static_cast<int>(panel->size()), MPI_FLOAT, MPI_SUM, 0, comm_);
-    }
-    if (rank_ == 0 && !own.code) {
-      try {
-        CaptionFacts facts;
-        fdk_backend_info backends{};
-        backends.struct_size = sizeof backends;
-        facts.cuda = config.backend == FDK_BACKEND_CUDA ||
-                     (config.backend == FDK_BACKEND_AUTO && fdk_get_backend_info(&backends) == FDK_OK &&
-                      backends.cuda_usable);
-        facts.short_scan = config.short_scan == FDK_ON;
-        facts.half_fan = config.offset_detector == FDK_ON;
-        facts.have_xml = job.have_xml;
-        facts.views = count;
-        facts.first_view = job.first_view;
-        facts.seconds = std::chrono::duration<double>(Clock::now() - job.start).count();
-        std::vector<std::string> caption = preview_caption(o, config, facts);
-        caption.back() += ", " + std::to_string(size_) + " ranks";
-        const fdk_tools::PreviewWritten written =
-            preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
-                          o.have_window ? o.window_hi : 0, caption);
-        preview_path = written.path;
-      } catch (...) {
-        own.from_current_exception();
-      }
     }
   }
   if (job.signal.load()) own.set(kExitInterrupted, "interrupted");
@@ -423,6 +399,37 @@ int MpiRanks::run(const Job& job) {
     if (writer) writer->commit();
   } catch (...) {
     own.from_current_exception();
+  }
+  std::string preview_path;
+  if (o.preview && rank_ == 0 && !own.code) {  // after the volume, as one process writes it
+    try {
+      CaptionFacts facts;
+      fdk_backend_info backends{};
+      backends.struct_size = sizeof backends;
+      facts.cuda = config.backend == FDK_BACKEND_CUDA ||
+                   (config.backend == FDK_BACKEND_AUTO && fdk_get_backend_info(&backends) == FDK_OK &&
+                    backends.cuda_usable);
+      facts.short_scan = config.short_scan == FDK_ON;
+      facts.half_fan = config.offset_detector == FDK_ON;
+      facts.have_xml = job.have_xml;
+      facts.views = count;
+      facts.first_view = job.first_view;
+      facts.seconds = std::chrono::duration<double>(Clock::now() - job.start).count();
+      std::vector<std::string> caption = preview_caption(o, config, facts);
+      caption.back() += ", " + std::to_string(size_) + " ranks";
+      const fdk_tools::PreviewWritten written =
+          preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
+                        o.have_window ? o.window_hi : 0, caption);
+      preview_path = written.path;
+      const std::array<double, 3> at = preview.crossing_mm();
+      if (!o.quiet) {
+        progress.message("preview: '" + written.path + "', slices crossing at (" + fmt("%.4g", at[0]) + ", " +
+                         fmt("%.4g", at[1]) + ", " + fmt("%.4g", at[2]) + ") mm, window [" +
+                         fmt("%.4g", written.lo) + ", " + fmt("%.4g", written.hi) + "] per mm");
+      }
+    } catch (...) {
+      own.from_current_exception();
+    }
   }
   meet(own);
   progress.stop();
