@@ -82,6 +82,17 @@ std::vector<int> deal_chunks(int ny, int chunk_planes, int k, bool plane_pairs) 
   return owner;
 }
 
+// The chunks within planes [y0, y1) in turn among k GPUs, the others none
+// (-1: another rank's).
+std::vector<int> deal_range(int ny, int chunk_planes, int k, int y0, int y1) {
+  const int chunks = (ny + chunk_planes - 1) / chunk_planes;
+  std::vector<int> owner(static_cast<size_t>(chunks), -1);
+  int next = 0;
+  for (int c = 0; c < chunks; ++c)
+    if (c * chunk_planes >= y0 && c * chunk_planes < y1) owner[static_cast<size_t>(c)] = next++ % k;
+  return owner;
+}
+
 bool is_device_failure(const Error& e) {
   return e.code() == FDK_ERROR_DEVICE || e.code() == FDK_ERROR_OUT_OF_MEMORY;
 }
@@ -95,9 +106,7 @@ class CudaBackend final : public Backend {
     }
     const FaultPlan fault = current_fault_plan();
     const int ny = model.volume.size[1];
-    // One rank's part of the volume (libfdk_mpi) streams its slabs: the
-    // resident chunks are dealt over the whole volume's planes.
-    bool allow_resident = !model.partial();
+    bool allow_resident = true;
     for (;;) {
       live_.clear();
       live_slot_.clear();
@@ -107,9 +116,20 @@ class CudaBackend final : public Backend {
         if (!slots_[i].failed) candidates.push_back(i);
       if (candidates.empty()) every_device_failed();
       const int k = static_cast<int>(candidates.size());
-      chunk_planes_ = resident_chunk_planes(ny, k);
+      if (model.partial()) {
+        // One rank's planes (libfdk_mpi): its chunks, dealt in turn; a
+        // range no chunk size tiles streams.
+        chunk_planes_ = partial_chunk_planes(model.plane_begin, model.plane_end, ny, k);
+        if (chunk_planes_ == 0) {
+          allow_resident = false;
+          chunk_planes_ = resident_chunk_planes(ny, k);
+        }
+        owner_ = deal_range(ny, chunk_planes_, k, model.plane_begin, model.plane_end);
+      } else {
+        chunk_planes_ = resident_chunk_planes(ny, k);
+        owner_ = deal_chunks(ny, chunk_planes_, k, fault.plane_pairs);
+      }
       const int chunks = (ny + chunk_planes_ - 1) / chunk_planes_;
-      owner_ = deal_chunks(ny, chunk_planes_, k, fault.plane_pairs);
       bool retry = false;
       for (int j = 0; j < k && !retry; ++j) {
         Slot& slot = slots_[candidates[static_cast<size_t>(j)]];
@@ -233,7 +253,7 @@ class CudaBackend final : public Backend {
     on_active([&](DeviceBackend* d) { d->view_filtered(model, view); });
     // Resident: the view is on its way into every plane (its launch may be
     // held for a group, which the end of the scan sends at the latest).
-    if (model.meter) model.meter->add(0, model.volume.size[1], 1);
+    if (model.meter) model.meter->add(model.plane_begin, model.plane_end, 1);
   }
 
   void view_dropped(const ScanModel& model, int view) override {

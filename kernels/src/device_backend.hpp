@@ -112,6 +112,11 @@ std::unique_ptr<DeviceBackend> make_device_backend(const ScanModel& model, const
 // not change any voxel's arithmetic. With more devices the chunks are
 // thinner, so that a slab read spans several devices.
 int resident_chunk_planes(int ny, int devices);
+// For one rank's planes [y0, y1) of ny (libfdk_mpi): chunks of the whole
+// volume's grid that tile the range exactly and suit every kernel, near
+// resident_chunk_planes(y1 - y0, devices); 0 when the range's ends allow
+// none (the rank then streams its slabs).
+int partial_chunk_planes(int y0, int y1, int ny, int devices);
 
 // Slabs starting on multiples of this many planes (every kernel's planes per
 // thread) take the kernels' faster variant (PlaneRun's Aligned): (c) with

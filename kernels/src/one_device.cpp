@@ -69,7 +69,8 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   counted_.assign(model.views.size(), 0);
 
   const uint64_t plane = 4ull * model.plane_floats();
-  const uint64_t volume = plane * static_cast<uint64_t>(model.volume.size[1]);
+  // The whole volume, or the whole of one rank's planes (libfdk_mpi).
+  const uint64_t volume = plane * static_cast<uint64_t>(model.plane_end - model.plane_begin);
   const uint64_t projections = 4ull * view_stride_ * model.views.size();
   const uint64_t fixed = filter_bytes(model) + 2 * model.plane_floats();
   // A resident volume prefers mirror pairs when they serve as many views:

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <numeric>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -271,6 +272,16 @@ int resident_chunk_planes(int ny, int devices) {
   const int chunks = kFinishChunks * std::max(1, devices);
   return static_cast<int>(
       round_up(static_cast<size_t>((ny + chunks - 1) / chunks), static_cast<size_t>(kPairPlanesPerThread)));
+}
+
+int partial_chunk_planes(int y0, int y1, int ny, int devices) {
+  // Every end of the range inside the volume must fall on a chunk boundary.
+  const int ends = y1 < ny ? std::gcd(y0, y1) : y0;
+  const int target = resident_chunk_planes(y1 - y0, devices);
+  for (int planes = target / kPairPlanesPerThread * kPairPlanesPerThread; planes >= kPairPlanesPerThread;
+       planes -= kPairPlanesPerThread)
+    if (ends % planes == 0) return planes;
+  return 0;
 }
 
 }  // namespace fdk::cuda

@@ -21,6 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "fdk/core/partition.hpp"
+#include "fdk/core/reconstruction.hpp"
+#include "fdk/kernels/cuda_backend.hpp"
 #include "fdk/kernels/test_seams.hpp"
 #include "small_scan.hpp"
 
@@ -631,3 +634,56 @@ TEST(MultiGpu, SlabReadyNeverBlocksAndTheSlabComesReady) {
     fdk_destroy(ctx);
   }
 }
+
+// libfdk_mpi's ranks: a Reconstruction of part of the volume (fdk::Part),
+// given only the rows its planes need, on the CUDA backend, resident (its
+// own chunks of the whole volume's grid) and streamed, against the whole
+// volume's planes in the same mode.
+
+namespace {
+
+std::vector<float> planes_of(const SmallScan& scan, int y0, int y1, bool whole) {
+  const auto cuda = [](const fdk::ScanModel& m, const fdk::Settings& s) { return fdk::cuda::make_cuda_backend(m, s); };
+  std::unique_ptr<fdk::Reconstruction> r =
+      whole ? std::make_unique<fdk::Reconstruction>(scan.config, cuda)
+            : std::make_unique<fdk::Reconstruction>(scan.config, cuda, fdk::Part{y0, y1});
+  const fdk::ScanRows rows(scan.config);
+  const int nu = scan.config.detector.size[0];
+  for (int v = 0; v < scan.views(); ++v) {
+    const auto band = whole ? std::array<int, 2>{0, scan.config.detector.size[1]} : rows.rows(rows.configured(v), y0, y1);
+    r->push_rows(v, band[0], band[1], scan.pixels(v) + static_cast<size_t>(band[0]) * nu, scan.pitch(), nullptr);
+  }
+  r->finish();
+  const size_t plane = static_cast<size_t>(scan.config.volume.size[0]) * static_cast<size_t>(scan.config.volume.size[2]);
+  std::vector<float> out;
+  for (int s = 0; s < r->slab_count(); ++s) {
+    const auto info = r->slab_info(s);
+    if (info.y_end <= y0 || info.y_begin >= y1) continue;
+    std::vector<float> slab(info.byte_size / 4);
+    r->read_slab(s, slab.data(), info.byte_size);
+    const int a = std::max(y0, info.y_begin), b = std::min(y1, info.y_end);
+    out.insert(out.end(), slab.begin() + static_cast<std::ptrdiff_t>(plane * (a - info.y_begin)),
+               slab.begin() + static_cast<std::ptrdiff_t>(plane * (b - info.y_begin)));
+  }
+  return out;
+}
+
+TEST(MultiGpu, ARanksPartOfTheVolumeIsTheWholeVolumesPlanesBitForBit) {
+  SKIP_WITHOUT_GPU();
+  for (const uint64_t gpu_budget : {uint64_t{0}, uint64_t{6} << 20}) {  // resident, then streamed
+    SmallScan scan(64, 40, 64);
+    scan.config.backend = FDK_BACKEND_CUDA;
+    scan.config.num_devices = 1;
+    scan.config.slab_thickness = 16;
+    scan.config.gpu_memory_budget = gpu_budget;
+    for (const auto& part : {std::array<int, 2>{0, 32}, std::array<int, 2>{32, 64}, std::array<int, 2>{16, 48}}) {
+      const auto whole = planes_of(scan, part[0], part[1], true);
+      const auto mine = planes_of(scan, part[0], part[1], false);
+      ASSERT_EQ(whole.size(), mine.size());
+      EXPECT_EQ(std::memcmp(whole.data(), mine.data(), whole.size() * 4), 0)
+          << "planes [" << part[0] << ", " << part[1] << ") differ, gpu budget " << gpu_budget;
+    }
+  }
+}
+
+}  // namespace

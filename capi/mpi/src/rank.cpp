@@ -90,7 +90,11 @@ Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) :
     std::memcpy(&capacity[static_cast<size_t>(r)], &d[groups.size()], sizeof(double));
   }
   const fdk_config& c = rows_->settings().config;
-  const int unit = c.slab_thickness > 0 ? c.slab_thickness : 1;
+  // Ranges start on multiples of the slab thickness (so that the slabs, and
+  // the bits, are one process's), or of 16 planes: the CUDA backend's
+  // resident chunks tile a range only on multiples of 16.
+  constexpr int kAutomaticUnit = 16;
+  const int unit = c.slab_thickness > 0 ? c.slab_thickness : kAutomaticUnit;
   const auto planes = split_planes(c.volume.size[1], unit, capacity);
 
   // 2. Each rank's reconstruction of its planes, and its slabs.
@@ -123,6 +127,7 @@ Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) :
   delivered_.assign(static_cast<size_t>(rows_->num_views()), std::vector<unsigned char>(static_cast<size_t>(size_), 0));
   ended_.assign(static_cast<size_t>(size_), 0);
   left_.assign(static_cast<size_t>(size_), 0);
+  pool_ = std::make_unique<ThreadPool>(std::min(8, std::max(1, rows_->settings().num_threads)));
   guard.keep = true;
 }
 
@@ -155,8 +160,21 @@ void Rank::reap_sends() {
     MPI_Test(&sending_.front().request, &done, MPI_STATUS_IGNORE);
     if (!done) break;
     in_flight_ -= sending_.front().bytes.size();
+    if (spare_.size() < 8) spare_.push_back(std::move(sending_.front().bytes));
     sending_.pop_front();
   }
+}
+
+std::vector<char> Rank::take_buffer(size_t bytes) {
+  std::vector<char> buffer;
+  for (size_t i = 0; i < spare_.size(); ++i)
+    if (spare_[i].capacity() >= bytes) {
+      buffer = std::move(spare_[i]);
+      spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  buffer.resize(bytes);
+  return buffer;
 }
 
 void Rank::notify(int to, int tag, int view, fdk_status status, const std::string& message) {
@@ -205,11 +223,15 @@ void Rank::send_band(int to, int index, const float* pixels, size_t pitch_bytes,
   h.has_view = view ? 1 : 0;
   if (view) h.view = *view;
   Sending s;
-  s.bytes.resize(sizeof h + row_bytes * static_cast<size_t>(rows[1] - rows[0]));
+  s.bytes = take_buffer(sizeof h + row_bytes * static_cast<size_t>(rows[1] - rows[0]));
   std::memcpy(s.bytes.data(), &h, sizeof h);
-  for (int j = rows[0]; j < rows[1]; ++j)
-    std::memcpy(s.bytes.data() + sizeof h + row_bytes * static_cast<size_t>(j - rows[0]),
-                reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j), row_bytes);
+  const int count = rows[1] - rows[0];
+  const int tasks = std::min(count, 4 * pool_->size());
+  pool_->parallel_for(tasks, [&](int task, int) {
+    for (int j = rows[0] + count * task / tasks; j < rows[0] + count * (task + 1) / tasks; ++j)
+      std::memcpy(s.bytes.data() + sizeof h + row_bytes * static_cast<size_t>(j - rows[0]),
+                  reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j), row_bytes);
+  });
   check_mpi(MPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, kTagView, comm_, &s.request),
             "MPI_Isend");
   in_flight_ += s.bytes.size();
@@ -254,13 +276,6 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
                                          " must be a multiple of 4, at least 4 * " + std::to_string(nu) +
                                          ", and keep the last row within the address space");
   const IndexMatrix m = view ? rows_->matrix(*view) : rows_->configured(index);
-  // Every row checked here: a band with a bad pixel must not reach a rank.
-  for (int j = 0; j < nv; ++j) {
-    const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
-    if (all_acceptable(row, nu)) continue;
-    for (int i = 0; i < nu; ++i)
-      if (!acceptable(row[i])) fail_bad_pixel(index, row[i], i, j);
-  }
   // Who still needs this view (a view pushed again goes where it failed).
   auto& delivered = delivered_[static_cast<size_t>(index)];
   if (local_ && delivered[static_cast<size_t>(rank_)]) {
@@ -277,6 +292,34 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     targets.push_back({r, rows});
     if (r != rank_) remote_bytes += sizeof(ViewHeader) + row_bytes * static_cast<size_t>(rows[1] - rows[0]);
   }
+  // The rows other ranks get are checked here, before anything leaves: a
+  // band with a bad pixel must not reach a rank (this rank's own band is
+  // checked by its push).
+  std::array<int, 2> own{0, 0};
+  std::vector<unsigned char> check_row(static_cast<size_t>(nv), 0);
+  for (const auto& [r, rows] : targets)
+    if (r == rank_) own = rows;
+  for (const auto& [r, rows] : targets)
+    if (r != rank_)
+      for (int j = rows[0]; j < rows[1]; ++j) check_row[static_cast<size_t>(j)] = j < own[0] || j >= own[1];
+  std::vector<int> bad(static_cast<size_t>(pool_->size() * 4), -1);
+  const int tasks = static_cast<int>(bad.size());
+  pool_->parallel_for(tasks, [&](int task, int) {
+    for (int j = nv * task / tasks; j < nv * (task + 1) / tasks; ++j) {
+      if (!check_row[static_cast<size_t>(j)]) continue;
+      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
+      if (!all_acceptable(row, nu)) {
+        bad[static_cast<size_t>(task)] = j;
+        return;
+      }
+    }
+  });
+  for (int j : bad)
+    if (j >= 0) {
+      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
+      for (int i = 0; i < nu; ++i)
+        if (!acceptable(row[i])) fail_bad_pixel(index, row[i], i, j);
+    }
   if (targets.empty())
     fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(index) + " was already pushed (every rank that needs it has it)");
   if (remote_bytes + sizeof(ViewHeader) > (uint64_t{1} << 31) - 1)
@@ -310,7 +353,8 @@ bool Rank::drain_incoming() {
     last_news_ = Clock::now();
     int bytes = 0;
     check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
-    std::vector<char> message(static_cast<size_t>(std::max(bytes, 0)));
+    std::vector<char>& message = incoming_;
+    message.resize(static_cast<size_t>(std::max(bytes, 0)));
     check_mpi(MPI_Recv(message.data(), bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm_, MPI_STATUS_IGNORE),
               "MPI_Recv");
     switch (status.MPI_TAG) {
@@ -330,7 +374,7 @@ bool Rank::drain_incoming() {
   }
 }
 
-void Rank::handle_view(int source, std::vector<char>& message) {
+void Rank::handle_view(int source, const std::vector<char>& message) {
   ViewHeader h;
   if (message.size() < sizeof h) return;
   std::memcpy(&h, message.data(), sizeof h);
