@@ -6,6 +6,7 @@
 #include <tiffio.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "test_support.hpp"
@@ -101,6 +102,44 @@ TEST(SliceStack, Uint16WithWindow) {
   EXPECT_EQ(info.type, SampleType::kUInt16);
   const float expect[8] = {0, 0, 16384, 32768, 49151, 65535, 65535, 0};
   for (int i = 0; i < 8; ++i) EXPECT_EQ(img[i], expect[i]) << i;
+}
+
+// Two range writers (two ranks' shares) write the files one writer writes,
+// byte for byte; each commits only its own range, and planes outside it are
+// refused.
+TEST(SliceStack, RangesWriteTheSameFilesAsTheWholeStack) {
+  TempDir whole, parts;
+  const fdk_volume v = volume(6, 9, 5);
+  const auto data = ramp(6 * 9 * 5);
+  auto w = make_tiff_slice_writer(whole.path(), "slice", v, {});
+  w->write_planes(0, 9, data.data());
+  w->commit();
+  auto low = make_tiff_slice_range_writer(parts.path(), "slice", v, {}, TiffWriteOptions::Compression::kNone, 0, 4);
+  auto high = make_tiff_slice_range_writer(parts.path(), "slice", v, {}, TiffWriteOptions::Compression::kNone, 4, 9);
+  EXPECT_THROW(high->write_planes(0, 4, data.data()), Error);  // not its planes
+  high->write_planes(4, 9, data.data() + 4 * 30);
+  EXPECT_THROW(low->write_planes(0, 5, data.data()), Error);  // beyond its range
+  low->write_planes(0, 4, data.data());
+  high->commit();
+  EXPECT_EQ(high->outputs().front(), parts / "slice_0004.tif");
+  low->commit();
+  const auto names = fdk_adapter_test::names_in(whole.path());
+  ASSERT_EQ(names, fdk_adapter_test::names_in(parts.path()));
+  for (const std::string& name : names) {
+    std::FILE* a = std::fopen((whole / name).c_str(), "rb");
+    std::FILE* b = std::fopen((parts / name).c_str(), "rb");
+    ASSERT_TRUE(a && b) << name;
+    int ca, cb;
+    do {
+      ca = std::fgetc(a);
+      cb = std::fgetc(b);
+    } while (ca == cb && ca != EOF);
+    std::fclose(a);
+    std::fclose(b);
+    EXPECT_EQ(ca, cb) << name << " differs";
+  }
+  EXPECT_THROW(make_tiff_slice_range_writer(parts.path(), "s", v, {}, TiffWriteOptions::Compression::kNone, 3, 10),
+               Error);
 }
 
 TEST(SliceStack, InjectedFullDiskRemovesEverything) {

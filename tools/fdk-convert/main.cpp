@@ -47,6 +47,8 @@
 #include "status_text.hpp"
 #include "ordered_reader.hpp"
 #include "sources.hpp"
+#include "outputs.hpp"
+#include "distributed.hpp"
 
 namespace ad = fdk::adapters;
 
@@ -109,12 +111,8 @@ struct Context {
   }
 };
 
-
-std::string fmt(const char* format, double a) {
-  char b[64];
-  std::snprintf(b, sizeof b, format, a);
-  return b;
-}
+// The ranks of a distributed run (null for one process).
+std::unique_ptr<Ranks> g_ranks;
 
 int run(const Options& o) {
   using Clock = std::chrono::steady_clock;
@@ -337,6 +335,7 @@ int run(const Options& o) {
   config.precision = o.precision;
   config.num_threads = o.threads;
   config.slab_thickness = o.slab_thickness;
+  if (g_ranks) return g_ranks->run(Job{o, folder, config, have_xml, first_view, t_start, g_signal});
   Context lib;
   if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
     // Every value in the configuration came from the options or the input
@@ -460,41 +459,9 @@ int run(const Options& o) {
   }
 
   // ---- output (opened now so an unwritable folder fails before the work) ------------------
-  ad::make_directories(o.output);
-  ad::VolumeWriterOptions wo;
-  wo.type = o.type;
-  wo.window_lo = o.window_lo;
-  wo.window_hi = o.window_hi;
-  wo.display_window = o.have_window;
-  wo.description = "fdk-convert from '" + o.projections + "'";
-  ad::WriteFaultInjection fault;
-  if (const char* env = std::getenv("FDK_CONVERT_FAIL_AFTER_BYTES")) {  // test hook
-    fault.fail_after_bytes = std::strtoull(env, nullptr, 10);
-    wo.fault = &fault;
-  }
-  const std::string first_output =
-      o.format == "tiff" ? ad::join_path(o.output, ad::slice_file_name(o.prefix, 0, volume.size[1]))
-      : o.format == "bigtiff" || o.format == "stack" ? ad::join_path(o.output, "volume.tif")
-                              : ad::join_path(o.output, "volume." + o.format);
-  if (!o.force && ad::is_regular_file(first_output)) {
-    usage_error("'" + first_output + "' exists; use --force to replace the output");
-  }
-  {  // Can we create files there at all?
-    ad::OutputFile probe(ad::join_path(o.output, ".fdk-convert-probe"));
-    probe.discard();
-  }
-  std::unique_ptr<ad::VolumeWriter> writer;
-  if (o.format == "tiff") {
-    writer = ad::make_tiff_slice_writer(o.output, o.prefix, volume, wo, o.compression);
-  } else if (o.format == "bigtiff") {
-    writer = ad::make_bigtiff_writer(first_output, volume, wo, o.compression);
-  } else if (o.format == "stack") {
-    writer = ad::make_imagej_stack_writer(first_output, volume, wo);
-  } else if (o.format == "nrrd") {
-    writer = ad::make_nrrd_writer(first_output, volume, wo);
-  } else {  // mha, mhd (+ volume.raw)
-    writer = ad::make_metaimage_writer(first_output, volume, wo);
-  }
+  OutputSetup output;
+  prepare_output(o, volume, &output);
+  const std::unique_ptr<ad::VolumeWriter> writer = open_writer(o, volume, output);
 
   // ---- a watchdog: signals cancel the library ------------------------------------------
   std::atomic<bool> done{false};
@@ -577,14 +544,7 @@ int run(const Options& o) {
   // ---- slabs out ---------------------------------------------------------------------------
   int32_t slabs = 0;
   if (const fdk_status s = fdk_slab_count(lib.ctx, &slabs); s != FDK_OK) lib.fail("fdk_slab_count", s);
-  std::array<int, 3> preview_at{-1, -1, -1};  // the centre
-  if (o.have_preview_at) {
-    for (int a = 0; a < 3; ++a) {
-      const double index = std::round((o.preview_at[a] - volume.origin[a]) / volume.spacing[a]);
-      preview_at[a] = index >= 0 && index < volume.size[a] ? static_cast<int>(index) : -1;
-    }
-  }
-  fdk_tools::PreviewCollector preview(volume, preview_at);
+  fdk_tools::PreviewCollector preview(volume, preview_voxel(o, volume));
   std::vector<float> buffer;
   // The planes reconstructed so far: the library's backprojection count
   // (views x planes), which moves while a slab is computed, so a one-slab
@@ -626,21 +586,15 @@ int run(const Options& o) {
   writer->commit();
   std::string preview_path;
   if (o.preview) {
-    static const char* kFilterNames[] = {"ram-lak", "shepp-logan", "cosine", "hamming", "hann"};
-    const char* filter = o.window_kind >= 0 && o.window_kind < 5 ? kFilterNames[o.window_kind] : "?";
-    const double seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-    const std::vector<std::string> caption = {
-        "fdk " + std::string(fdk_version_string()) + ", " +
-            (plan.backend == FDK_BACKEND_CUDA ? "CUDA" : "CPU") + ", " + fmt("%.1f", seconds) + " s: " +
-            std::to_string(count) + " views of " + std::to_string(detector.size[0]) + " x " +
-            std::to_string(detector.size[1]) + " pixels of " + fmt("%.4g", detector.spacing[0]) + " mm, " +
-            (have_xml ? std::string("views from an RTK geometry")
-                      : fmt("%.4g", std::fabs(scan.arc_deg)) + " deg") +
-            ", SID " + fmt("%.5g", first_view.sid) + " mm, SDD " + fmt("%.5g", first_view.sdd) + " mm",
-        "volume " + std::to_string(volume.size[0]) + " x " + std::to_string(volume.size[1]) + " x " +
-            std::to_string(volume.size[2]) + " voxels of " + fmt("%.4g", volume.spacing[0]) + " mm, " +
-            filter + " filter" + (o.cutoff < 1 ? " cut at " + fmt("%.3g", o.cutoff) : "") +
-            (plan.short_scan ? ", short scan" : "") + (plan.offset_detector ? ", half fan" : "")};
+    CaptionFacts facts;
+    facts.cuda = plan.backend == FDK_BACKEND_CUDA;
+    facts.short_scan = plan.short_scan;
+    facts.half_fan = plan.offset_detector;
+    facts.have_xml = have_xml;
+    facts.views = count;
+    facts.first_view = first_view;
+    facts.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+    const std::vector<std::string> caption = preview_caption(o, config, facts);
     const fdk_tools::PreviewWritten written =
         preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
                       o.have_window ? o.window_hi : 0, caption);
@@ -673,31 +627,30 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  const Launch launch = detect_launch();
+  int code = kExitOk;
+  std::string message;
   try {
-    const Options o = parse_options(argc, argv);
+    Options o = parse_options(argc, argv);
+    g_ranks = join_ranks(launch);
+    if (g_ranks && g_ranks->rank() > 0) {  // rank 0 speaks for the job
+      o.quiet = true;
+      o.progress = fdk_tools::ProgressStyle::kNone;
+    }
     g_json_events = o.progress == fdk_tools::ProgressStyle::kJson;
     if (std::getenv("FDK_CONVERT_TEST_INTERNAL_ERROR")) {  // test hook: exit code 1
       throw std::logic_error("FDK_CONVERT_TEST_INTERNAL_ERROR is set");
     }
-    return run(o);
-  } catch (const Failure& f) {
-    report_failure(f.code, f.message, f.code == kExitUsage ? " (see --help)" : "");
-    return f.code;
-  } catch (const ad::Error& e) {
-    int code = kExitInternal;
-    switch (e.kind()) {
-      case ad::ErrorKind::kInvalidArgument: code = kExitUsage; break;
-      case ad::ErrorKind::kInput: code = kExitInput; break;
-      case ad::ErrorKind::kUnsupported: code = kExitInput; break;
-      case ad::ErrorKind::kOutput: code = kExitOutput; break;
+    code = run(o);
+  } catch (...) {
+    code = exit_code_of_current_exception(&message);
+    if (g_ranks) {
+      code = g_ranks->fail(code, &message);
+    } else if (launch.rank > 0) {
+      message.clear();  // a bad command line, said once by rank 0
     }
-    report_failure(code, e.what());
-    return code;
-  } catch (const std::bad_alloc&) {
-    report_failure(kExitReconstruction, "out of memory");
-    return kExitReconstruction;
-  } catch (const std::exception& e) {
-    report_failure(kExitInternal, std::string("internal error: ") + e.what());
-    return kExitInternal;
+    if (!message.empty()) report_failure(code, message, code == kExitUsage ? " (see --help)" : "");
   }
+  g_ranks.reset();  // MPI_Finalize
+  return code;
 }

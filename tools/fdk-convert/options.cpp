@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,33 @@ namespace ad = fdk::adapters;
 namespace fdk_convert {
 
 [[noreturn]] void usage_error(const std::string& message) { throw Failure{kExitUsage, message}; }
+
+int exit_code_of_current_exception(std::string* message) {
+  try {
+    throw;
+  } catch (const Failure& f) {
+    *message = f.message;
+    return f.code;
+  } catch (const ad::Error& e) {
+    *message = e.what();
+    switch (e.kind()) {
+      case ad::ErrorKind::kInvalidArgument: return kExitUsage;
+      case ad::ErrorKind::kInput: return kExitInput;
+      case ad::ErrorKind::kUnsupported: return kExitInput;
+      case ad::ErrorKind::kOutput: return kExitOutput;
+    }
+    return kExitInternal;
+  } catch (const std::bad_alloc&) {
+    *message = "out of memory";
+    return kExitReconstruction;
+  } catch (const std::exception& e) {
+    *message = std::string("internal error: ") + e.what();
+    return kExitInternal;
+  } catch (...) {
+    *message = "internal error: an unknown exception";
+    return kExitInternal;
+  }
+}
 
 namespace {
 
@@ -143,6 +172,11 @@ Exit codes:
 
 Output is written under temporary names and renamed at the end: a failed run
 leaves nothing that looks complete.
+
+Several ranks (a build with MPI): mpirun -n 4 fdk-convert ... (or srun) shares
+the work; each rank reads every 4th view, rank 0 reports, every rank exits
+with the same code. With the same --slab-thickness the files are those of one
+process, byte for byte: see docs/ADAPTERS.md, section Several ranks.
 )";
 
 std::vector<double> parse_list(const std::string& flag, const std::string& text, size_t lo,

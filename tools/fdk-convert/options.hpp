@@ -36,6 +36,11 @@ struct Failure {
 // Throws Failure{kExitUsage, message}.
 [[noreturn]] void usage_error(const std::string& message);
 
+// Inside a catch: the exit code of the exception being handled (Failure,
+// fdk::adapters::Error by its kind, out of memory, anything else internal)
+// and its message.
+int exit_code_of_current_exception(std::string* message);
+
 // A raw projection file's layout (--raw, --raw-type, --raw-offset,
 // --raw-endian).
 struct RawInput {

@@ -13,11 +13,16 @@
 namespace fdk_convert {
 
 // Decodes projections on worker threads, handing them out in index order
-// through a ring of `depth` slots (bounded memory).
+// through a ring of `depth` slots (bounded memory). It reads the views
+// first, first + step, ... (one rank's share); get and release take the
+// ordinal k of view first + k * step (the index itself for a plain run).
 class OrderedReader {
  public:
-  OrderedReader(const fdk::adapters::ProjectionSource& folder, int workers, int depth)
-      : folder_(folder), depth_(depth), slots_(static_cast<size_t>(depth)) {
+  OrderedReader(const fdk::adapters::ProjectionSource& folder, int workers, int depth,
+                int first = 0, int step = 1)
+      : folder_(folder), depth_(depth), first_(first), step_(step),
+        items_(folder.count() > first ? (folder.count() - first + step - 1) / step : 0),
+        slots_(static_cast<size_t>(depth)) {
     const size_t pixels = static_cast<size_t>(folder.width()) * folder.height();
     for (Slot& s : slots_) s.data.resize(pixels);
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
@@ -30,7 +35,7 @@ class OrderedReader {
     cv_.notify_all();
     for (std::thread& t : threads_) t.join();
   }
-  // Blocks until projection i is decoded; rethrows its error.
+  // Blocks until item i is decoded; rethrows its error.
   const float* get(int i, size_t* clamped) {
     Slot& s = slots_[static_cast<size_t>(i % depth_)];
     std::unique_lock<std::mutex> lock(mutex_);
@@ -65,7 +70,7 @@ class OrderedReader {
       int i;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (stop_ || next_ >= folder_.count()) return;
+        if (stop_ || next_ >= items_) return;
         i = next_++;
         cv_.wait(lock, [&] { return stop_ || i < released_ + depth_; });
         if (stop_) return;
@@ -74,7 +79,7 @@ class OrderedReader {
       std::exception_ptr error;
       size_t clamped = 0;
       try {
-        clamped = folder_.read(i, s.data.data(), *ws);
+        clamped = folder_.read(first_ + i * step_, s.data.data(), *ws);
       } catch (...) {
         error = std::current_exception();
       }
@@ -90,7 +95,7 @@ class OrderedReader {
   }
 
   const fdk::adapters::ProjectionSource& folder_;
-  const int depth_;
+  const int depth_, first_, step_, items_;
   std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;

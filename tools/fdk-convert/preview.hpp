@@ -31,6 +31,10 @@ class PreviewCollector {
   std::array<double, 3> crossing_mm() const;
   // Planes [y_begin, y_end) of the volume (x fastest, then z).
   void add_planes(int y_begin, int y_end, const float* data);
+  // The three slices' pixels (axial, coronal, sagittal), zero where no
+  // planes were added: ranks that each added their own planes sum them to
+  // get the whole preview without sending slabs.
+  std::array<std::vector<float>*, 3> panels() { return {&axial_, &coronal_, &sagittal_}; }
   // Writes `path` + (".png" or ".pgm"). The window is [lo, hi]; lo >= hi
   // picks the slices' 0.5 and 99.5 percentiles. `caption` lines go under the
   // slices (wrapped at spaces), followed by a line giving the window. Throws

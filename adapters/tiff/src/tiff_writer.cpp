@@ -304,12 +304,20 @@ class TiffVolumeWriterBase : public VolumeWriter {
 class SliceStackWriter final : public TiffVolumeWriterBase {
  public:
   SliceStackWriter(const std::string& folder, const std::string& prefix, const fdk_volume& v,
-                   const VolumeWriterOptions& o, TiffWriteOptions::Compression c)
-      : TiffVolumeWriterBase(v, o, c), folder_(folder), prefix_(prefix) {}
+                   const VolumeWriterOptions& o, TiffWriteOptions::Compression c, int y_begin,
+                   int y_end)
+      : TiffVolumeWriterBase(v, o, c), folder_(folder), prefix_(prefix), y_begin_(y_begin),
+        y_end_(y_end) {
+    next_y_ = y_begin;
+  }
   ~SliceStackWriter() override { discard(); }
 
   void write_planes(int y_begin, int y_end, const float* data) override {
     check_order(y_begin, y_end, join_path(folder_, prefix_));
+    if (y_end > y_end_) {
+      fail(ErrorKind::kInvalidArgument, "'" + join_path(folder_, prefix_) + "': planes beyond " +
+                                            std::to_string(y_end_) + " belong to another writer");
+    }
     for (int y = y_begin; y < y_end; ++y) {
       const std::string path = join_path(folder_, slice_file_name(prefix_, y, volume_.size[1]));
       const float* plane = data + static_cast<size_t>(y - y_begin) * plane_size();
@@ -328,10 +336,10 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
   }
 
   void commit() override {
-    if (next_y_ != volume_.size[1]) {
+    if (next_y_ != y_end_) {
       fail(ErrorKind::kInvalidArgument, "slice stack '" + join_path(folder_, prefix_) +
-                                            "': only " + std::to_string(next_y_) + " of " +
-                                            std::to_string(volume_.size[1]) + " planes written");
+                                            "': only " + std::to_string(next_y_ - y_begin_) + " of " +
+                                            std::to_string(y_end_ - y_begin_) + " planes written");
     }
     size_t renamed = 0;
     try {
@@ -353,8 +361,8 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
   }
 
   std::vector<std::string> outputs() const override {
-    return {join_path(folder_, slice_file_name(prefix_, 0, volume_.size[1])),
-            join_path(folder_, slice_file_name(prefix_, volume_.size[1] - 1, volume_.size[1]))};
+    return {join_path(folder_, slice_file_name(prefix_, y_begin_, volume_.size[1])),
+            join_path(folder_, slice_file_name(prefix_, y_end_ - 1, volume_.size[1]))};
   }
 
  private:
@@ -364,6 +372,7 @@ class SliceStackWriter final : public TiffVolumeWriterBase {
   }
 
   std::string folder_, prefix_;
+  int y_begin_, y_end_;  // the planes this writer writes (a rank's share, or all)
   std::vector<std::unique_ptr<TiffWriter>> files_;
   bool committed_ = false;
 };
@@ -420,7 +429,27 @@ std::unique_ptr<VolumeWriter> make_tiff_slice_writer(const std::string& folder,
   if (!is_directory(folder)) {
     fail(ErrorKind::kOutput, "output folder '" + folder + "' does not exist");
   }
-  return std::make_unique<SliceStackWriter>(folder, prefix, volume, options, compression);
+  return std::make_unique<SliceStackWriter>(folder, prefix, volume, options, compression, 0,
+                                            volume.size[1]);
+}
+
+std::unique_ptr<VolumeWriter> make_tiff_slice_range_writer(const std::string& folder,
+                                                           const std::string& prefix,
+                                                           const fdk_volume& volume,
+                                                           const VolumeWriterOptions& options,
+                                                           TiffWriteOptions::Compression compression,
+                                                           int y_begin, int y_end) {
+  check_volume_writer_arguments(volume, options);
+  if (y_begin < 0 || y_end <= y_begin || y_end > volume.size[1]) {
+    fail(ErrorKind::kInvalidArgument, "slice range [" + std::to_string(y_begin) + ", " +
+                                          std::to_string(y_end) + ") is not inside the volume's " +
+                                          std::to_string(volume.size[1]) + " planes");
+  }
+  if (!is_directory(folder)) {
+    fail(ErrorKind::kOutput, "output folder '" + folder + "' does not exist");
+  }
+  return std::make_unique<SliceStackWriter>(folder, prefix, volume, options, compression, y_begin,
+                                            y_end);
 }
 
 std::unique_ptr<VolumeWriter> make_bigtiff_writer(const std::string& path,

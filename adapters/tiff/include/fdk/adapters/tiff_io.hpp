@@ -142,6 +142,16 @@ std::unique_ptr<VolumeWriter> make_tiff_slice_writer(const std::string& folder,
                                                      const VolumeWriterOptions& options,
                                                      TiffWriteOptions::Compression compression =
                                                          TiffWriteOptions::Compression::kNone);
+// Slices [y_begin, y_end) only, named and described as in the whole stack:
+// one process's share of a stack that several write (fdk-convert over MPI
+// ranks). write_planes starts at y_begin; commit() needs every plane of the
+// range.
+std::unique_ptr<VolumeWriter> make_tiff_slice_range_writer(const std::string& folder,
+                                                           const std::string& prefix,
+                                                           const fdk_volume& volume,
+                                                           const VolumeWriterOptions& options,
+                                                           TiffWriteOptions::Compression compression,
+                                                           int y_begin, int y_end);
 std::unique_ptr<VolumeWriter> make_bigtiff_writer(const std::string& path,
                                                   const fdk_volume& volume,
                                                   const VolumeWriterOptions& options,
