@@ -30,13 +30,16 @@ one=$("$bin/fdk-bench" --case "$case_name" --precision "$precision" --gpus "$(( 
 echo "$one" | tail -n 12
 one_s=$(echo "$one" | grep -Eo 'end to end[^0-9]*[0-9.]+ s' | tail -n 1 | grep -Eo '[0-9.]+ s')
 rows+=("one process, $(( gpus < 2 ? 1 : 2 )) GPU(s) (fdk-bench) | ${one_s:-?}")
-for spec in "1 -1" "2 -1" "2 0"; do
+# The last spec's third word: the shared-memory transport's single copy
+# (cma: the receiver reads the sender's pages itself, so a transfer moves on
+# while the sender is busy pushing into its own reconstruction).
+for spec in "1 -1 none" "2 -1 none" "2 0 none" "2 -1 cma" "2 0 cma"; do
   set -- $spec
-  out=$(mpirun -n "$1" "$bin/fdk-bench-mpi" --case "$case_name" --precision "$precision" --root "$2" \
+  out=$(OMPI_MCA_btl_vader_single_copy_mechanism=$3 mpirun -n "$1" "$bin/fdk-bench-mpi" --case "$case_name" --precision "$precision" --root "$2" \
         --gpu-of-rank "$share" --budget-host "$budget" --repeats "$repeats" --warmup "$warmup" 2>&1)
   echo "$out" | tail -n 8
   s=$(echo "$out" | grep -Eo 'median end to end [0-9.]+ s' | grep -Eo '[0-9.]+ s')
-  rows+=("$1 rank(s), root $2, GPU $share (fdk-bench-mpi) | ${s:-FAILED}")
+  rows+=("$1 rank(s), root $2, GPU $share, single copy $3 (fdk-bench-mpi) | ${s:-FAILED}")
 done
 echo
 echo "## case ($case_name) $precision, host budget $budget per process, $gpus GPU(s)"
