@@ -61,10 +61,13 @@ fi
 # Release (-O3), the optimisation the benchmarks measure, plus -g for the
 # ABI check and the -dbgsym packages: RelWithDebInfo's -O2 made the packaged
 # library's end-to-end times 1-3 % slower on the GPU machine (docs/PACKAGING.md).
+# No MPI: libfdk_mpi has no package yet (docs/DISTRIBUTED.md), and fdk-tools
+# must not depend on an MPI.
 step "configure and build $build (Release with -g, CUDA=$with_cuda)"
 cmake -S . -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g -DCMAKE_CXX_FLAGS=-g \
   -DFDK_BUILD_TESTS=OFF -DFDK_BUILD_TOOLS=ON -DFDK_PACKAGING_TESTS=ON \
+  -DFDK_WITH_MPI=OFF \
   "${cuda_args[@]}" </dev/null
 cmake --build "$build" --parallel "$jobs" </dev/null
 lib="$build/capi/libfdk.so"
