@@ -52,7 +52,7 @@ class CpuBackend final : public Backend {
     // Only the rows this process was given (all of them on one machine):
     // rows are weighted and filtered along u one by one, so a rank's rows
     // come out as one process's do.
-    const auto rows = model.row_windows[static_cast<size_t>(view)];
+    const auto rows = model.rows_of(view);
     const int chunk = 16;
     const int first = rows[0] / chunk;
     const int tasks = (rows[1] + chunk - 1) / chunk - first;

@@ -433,7 +433,7 @@ void IngestPipeline::store_one(Job& job, float* worker_buffer) {
     std::lock_guard<std::mutex> lock(mutex_);
     reduce = !full_precision_fits();
   }
-  const auto rows = model_.row_windows[static_cast<size_t>(job.view)];
+  const auto rows = model_.rows_of(job.view);
   CompressedView compressed =
       store_.compress(data, nullptr, reduce ? FDK_PRECISION_FLOAT16 : store_.precision(), rows);
   std::unique_lock<std::mutex> lock(mutex_);

@@ -110,8 +110,8 @@ GpuFilter::GpuFilter(const ScanModel& model, cudaStream_t stream) : stream_(stre
 }
 
 void GpuFilter::run(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
-                    float* device_out, size_t device_pitch, float* host_out) {
-  issue(model, g, pixels, pitch_bytes, device_out, device_pitch, host_out);
+                    std::array<int, 2> given, float* device_out, size_t device_pitch, float* host_out) {
+  issue(model, g, pixels, pitch_bytes, given, device_out, device_pitch, host_out);
   wait();
 }
 
@@ -120,7 +120,7 @@ void GpuFilter::wait() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchr
 void GpuFilter::wait_upload() { uploaded_.synchronize(); }
 
 void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float* pixels, size_t pitch_bytes,
-                      float* device_out, size_t device_pitch, float* host_out) {
+                      std::array<int, 2> given, float* device_out, size_t device_pitch, float* host_out) {
   const int width = model.detector.size[0], rows = model.detector.size[1];
   const int in_width = model.input_detector.size[0];
   // The per-column weights are the CPU's own (one code for both backends).
@@ -142,9 +142,19 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
   check(cudaMemcpyAsync(column_u2_.get(), cols + width, width * sizeof(float), cudaMemcpyHostToDevice, up),
         "cudaMemcpyAsync (column u2)");
   const size_t in_row = static_cast<size_t>(in_width);
-  check(cudaMemcpy2DAsync(raw_.get(), in_row * sizeof(float), pixels, pitch_bytes, in_row * sizeof(float), rows,
-                          cudaMemcpyHostToDevice, up),
-        "cudaMemcpy2DAsync (projection upload)");
+  const int g0 = std::clamp(given[0], 0, rows), g1 = std::clamp(given[1], g0, rows);
+  if (g0 > 0)
+    check(cudaMemsetAsync(raw_.get(), 0, static_cast<size_t>(g0) * in_row * sizeof(float), up),
+          "cudaMemsetAsync (rows not given)");
+  if (g1 < rows)
+    check(cudaMemsetAsync(raw_.get() + static_cast<size_t>(g1) * in_row, 0,
+                          static_cast<size_t>(rows - g1) * in_row * sizeof(float), up),
+          "cudaMemsetAsync (rows not given)");
+  if (g1 > g0)
+    check(cudaMemcpy2DAsync(raw_.get() + static_cast<size_t>(g0) * in_row, in_row * sizeof(float),
+                            reinterpret_cast<const char*>(pixels) + static_cast<size_t>(g0) * pitch_bytes, pitch_bytes,
+                            in_row * sizeof(float), static_cast<size_t>(g1 - g0), cudaMemcpyHostToDevice, up),
+          "cudaMemcpy2DAsync (projection upload)");
   uploaded_.record(up);
   check(cudaStreamWaitEvent(stream_, uploaded_.get(), 0), "cudaStreamWaitEvent (upload)");
   WeightParams p{};

@@ -1,6 +1,7 @@
 // FDK weighting and the padded ramp filter on the GPU: weights and padding in
 // one kernel, batched cuFFT over the rows, the CPU filter's response.
 #pragma once
+#include <array>
 #include "device_resources.hpp"
 #include "fdk/core/backend.hpp"
 
@@ -14,12 +15,14 @@ class GpuFilter {
   // and leaves the result (detector.size[1] rows of detector.size[0]
   // floats, rows `device_pitch` floats apart) in `device_out`, and a
   // contiguous copy in `host_out` (pinned; null: none). Returns once done.
+  // Only rows `given` of `pixels` are uploaded (a libfdk_mpi rank's band;
+  // the others are zero in staging, and are zeroed on the device instead).
   void run(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
-           float* device_out, size_t device_pitch, float* host_out);
+           std::array<int, 2> given, float* device_out, size_t device_pitch, float* host_out);
   // run() in two: issue the work (returns at once), then wait for it. An
   // issue first waits until the previous one's `pixels` are uploaded.
   void issue(const ScanModel& model, const ViewGeometry& geometry, const float* pixels, size_t pitch_bytes,
-             float* device_out, size_t device_pitch, float* host_out);
+             std::array<int, 2> given, float* device_out, size_t device_pitch, float* host_out);
   void wait();
   // After issue(): waits only until `pixels` is uploaded (the caller may
   // reuse it); the filtering goes on, and done() marks its end.

@@ -21,7 +21,8 @@ void OneDevice::filter(const ScanModel& model, int view, const ViewGeometry& geo
     scratch_.resize(pitch_ * rows_);
     target = scratch_.get();
   }
-  filter_.run(model, geometry, pixels, pitch_bytes, target, pitch_, filtered);
+  filter_.run(model, geometry, pixels, pitch_bytes, model.rows_of(view), target, pitch_,
+              filtered);
 }
 
 // Store workers fetch resident filtered views (one copy at a time: they
@@ -51,7 +52,8 @@ void OneDevice::filter_share(const ScanModel& model, int view, const ViewGeometr
   // A filter's next issue waits for its previous upload: that view's
   // pixels are free once this returns.
   filter_view_[i] = -1;
-  f.issue(model, geometry, pixels, pitch_bytes, filtered_view(view), pitch_, nullptr);
+  f.issue(model, geometry, pixels, pitch_bytes, model.rows_of(view), filtered_view(view),
+          pitch_, nullptr);
   filter_view_[i] = view;
   for (DeviceBackend* d : to)
     check(cudaMemcpy2DAsync(d->filtered_view(view), d->filtered_pitch() * sizeof(float), filtered_view(view),

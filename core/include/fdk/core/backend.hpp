@@ -51,6 +51,11 @@ struct ScanModel {
   // null in tests that drive a backend alone.
   BackprojectionMeter* meter = nullptr;
 
+  // The rows of view `view` this process holds (row_windows; all rows for
+  // a model built without them).
+  std::array<int, 2> rows_of(int view) const {
+    return row_windows.empty() ? std::array<int, 2>{0, detector.size[1]} : row_windows[static_cast<size_t>(view)];
+  }
   // Whether this process computes only part of the volume (libfdk_mpi).
   bool partial() const { return plane_begin != 0 || plane_end != volume.size[1]; }
 
