@@ -4,14 +4,22 @@
  *
  * Every rank of a communicator holds one fdk_mpi_context. The volume's y
  * planes are split into one contiguous range per rank, in proportion to
- * each rank's capacity (fdk_mpi_config.capacity); each rank plans its own
- * slabs inside its range with its own budgets (fdk_config as on one
- * machine), so the global slab list is the ranks' lists one after the
+ * each rank's capacity (fdk_mpi_config.capacity), on multiples of
+ * fdk_config.slab_thickness (of 16 planes when it is 0); each rank plans
+ * its own slabs inside its range with its own budgets (fdk_config as on
+ * one machine), so the global slab list is the ranks' lists one after the
  * other. A rank needs only the band of detector rows its planes project
  * onto: projections are cut into row bands where they enter, and each rank
- * weights, filters, stores and backprojects only its band. Nothing is
- * exchanged after filtering; each rank reads its own slabs. On the CPU the
- * volume is bit-identical to one process's.
+ * weights, filters, stores and backprojects only its band (whole views
+ * with fdk_config.hann_cutoff_v, which filters along v). Nothing is
+ * exchanged after filtering; each rank reads its own slabs.
+ *
+ * The volume is bit-identical to one process's on the CPU when both use
+ * the same nonzero slab_thickness (a voxel's last bit depends on where its
+ * slab starts); with slab_thickness 0 the ranks' slabs differ from one
+ * process's and so may the last bits. On the GPU a rank's planes are
+ * resident or streamed as their size allows, like one process's; the two
+ * modes differ in the last bits.
  *
  * Projections enter on one rank (fdk_mpi_config.root = that rank: the
  * acquisition PC) or on every rank (root = FDK_MPI_EVERY_RANK: each pushes
