@@ -1,7 +1,7 @@
 // One program for libfdk_mpi's tests, run by mpirun with 1-4 ranks on the
 // CPU backend (tests/mpi/CMakeLists.txt). Each scenario checks what every
 // rank got and the program exits 0 only when every rank passed:
-//   identical ROOT THICKNESS [uneven|idle] [tilt|hann]  the volume gathered from the
+//   identical ROOT THICKNESS [uneven|idle] [tilt|hann|measured]  the volume gathered from the
 //                      ranks against one process's (libfdk), bit for bit
 //   mismatch           rank 1's volume differs: every rank's create fails naming it
 //   wrong-use          a push on a rank that is not the root; a read of
@@ -48,12 +48,30 @@ fdk_mpi_config mpi_config(int root) {
   return m;
 }
 
+// With "measured": every view pushed with its own geometry, off the
+// configured one (another gantry angle, odd views shifted up), so each
+// rank's band comes from the view's own matrix.
+bool g_measured = false;
+std::vector<fdk_view> g_views;
+
+const fdk_view* view_of(const fdk_test::SmallScan& scan, int v) {
+  if (!g_measured) return nullptr;
+  if (g_views.empty())
+    for (int i = 0; i < scan.views(); ++i) {
+      fdk_view m = scan.config.scan.uniform;
+      m.gantry_angle_deg = scan.config.scan.first_angle_deg + i * scan.config.scan.arc_deg / scan.views() + 0.3;
+      if (i % 2) m.projection_offset_y += 6.0;
+      g_views.push_back(m);
+    }
+  return &g_views[static_cast<size_t>(v)];
+}
+
 bool pushes(int root, int view) { return root == FDK_MPI_EVERY_RANK ? view % g_size == g_rank : g_rank == root; }
 
 void push_share(fdk_mpi_context* ctx, const fdk_test::SmallScan& scan, int root) {
   for (int v = 0; v < scan.views(); ++v)
     if (pushes(root, v)) {
-      const fdk_status s = fdk_mpi_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+      const fdk_status s = fdk_mpi_push_projection(ctx, v, scan.pixels(v), scan.pitch(), view_of(scan, v));
       check(s == FDK_OK, "push " + std::to_string(v) + ": " + fdk_mpi_last_error(ctx));
     }
 }
@@ -91,7 +109,7 @@ std::vector<float> one_process(const fdk_test::SmallScan& scan) {
   fdk_context* ctx = nullptr;
   std::vector<float> volume;
   if (fdk_create(&scan.config, &ctx) != FDK_OK) return volume;
-  for (int v = 0; v < scan.views(); ++v) fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+  for (int v = 0; v < scan.views(); ++v) fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), view_of(scan, v));
   fdk_finish(ctx);
   fdk_test::read_volume(ctx, volume);
   fdk_destroy(ctx);
@@ -124,6 +142,7 @@ void identical(int argc, char** argv) {
     idle |= a == "idle";
     tilt |= a == "tilt";
     hann |= a == "hann";
+    g_measured |= a == "measured";
   }
   fdk_test::SmallScan scan(32, 24, 48);
   scan.config.slab_thickness = thickness;
