@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <new>
 
 #include "backend_choice.hpp"
 #include "capacity.hpp"
@@ -30,6 +32,11 @@ Verdict verdict_of(Step&& step) {
   } catch (const std::bad_alloc&) {
     v.status = FDK_ERROR_OUT_OF_MEMORY;
     v.message = "FDK_ERROR_OUT_OF_MEMORY: out of host memory";
+  } catch (const std::exception& e) {
+    // Any failure must reach the exchange: a rank that left it would make
+    // the others wait for their timeout.
+    v.status = FDK_ERROR_INTERNAL;
+    v.message = std::string("FDK_ERROR_INTERNAL: internal error: ") + e.what();
   }
   return v;
 }
