@@ -10,28 +10,62 @@
 
 namespace fdk {
 
-std::vector<std::array<int, 2>> split_planes(int planes, int unit, const std::vector<double>& capacity) {
+std::vector<std::array<int, 2>> split_planes(int planes, int unit, const std::vector<double>& capacity,
+                                             const std::vector<int>& max_planes) {
   if (planes < 0 || unit < 1) fail(FDK_ERROR_INVALID_ARGUMENT, "split_planes: bad planes or unit");
-  double total = 0;
-  for (size_t r = 0; r < capacity.size(); ++r) {
+  const size_t n = capacity.size();
+  for (size_t r = 0; r < n; ++r)
     if (!std::isfinite(capacity[r]))
       fail(FDK_ERROR_INVALID_ARGUMENT, "rank " + std::to_string(r) + "'s capacity is not finite");
-    if (capacity[r] > 0) total += capacity[r];
-  }
-  if (!(total > 0)) fail(FDK_ERROR_INVALID_ARGUMENT, "no rank has a capacity above 0: nobody would reconstruct");
   const long long units = (static_cast<long long>(planes) + unit - 1) / unit;
-  // Cumulative shares, rounded to whole units: contiguous, in rank order,
-  // and every unit given exactly once.
-  std::vector<std::array<int, 2>> ranges(capacity.size(), std::array<int, 2>{0, 0});
+  // Shares in units, in proportion to capacity, none above a rank's cap
+  // (water-filling: a rank whose share exceeds its cap gets the cap and
+  // the others share the rest).
+  std::vector<double> share(n, 0.0);
+  std::vector<unsigned char> settled(n, 0);
+  for (size_t r = 0; r < n; ++r) settled[r] = !(capacity[r] > 0);
+  double left = static_cast<double>(units);
+  for (;;) {
+    double total = 0;
+    for (size_t r = 0; r < n; ++r)
+      if (!settled[r]) total += capacity[r];
+    if (!(total > 0)) break;
+    bool capped = false;
+    for (size_t r = 0; r < n; ++r) {
+      if (settled[r] || r >= max_planes.size()) continue;
+      const double cap = static_cast<double>(max_planes[r] / unit);
+      if (left * capacity[r] / total > cap) {
+        share[r] = cap;
+        settled[r] = 1;
+        left -= cap;
+        capped = true;
+      }
+    }
+    if (capped) continue;
+    for (size_t r = 0; r < n; ++r)
+      if (!settled[r]) share[r] = left * capacity[r] / total;
+    left = 0;
+    break;
+  }
+  bool anyone = false;
+  for (size_t r = 0; r < n; ++r) anyone |= capacity[r] > 0;
+  if (!anyone) fail(FDK_ERROR_INVALID_ARGUMENT, "no rank has a capacity above 0: nobody would reconstruct");
+  if (left > 0.5)
+    fail(FDK_ERROR_BUDGET, "the ranks' budgets hold " + std::to_string(units - std::llround(left)) + " of the " +
+                               std::to_string(units) + " units of " + std::to_string(unit) + " planes");
+  // Cumulative shares rounded to whole units: contiguous, in rank order,
+  // every unit given once (a capped share is whole, so it stays exact).
+  size_t last = 0;
+  for (size_t r = 0; r < n; ++r)
+    if (share[r] > 0) last = r;
+  std::vector<std::array<int, 2>> ranges(n, std::array<int, 2>{0, 0});
   double before = 0;
   long long unit_begin = 0;
-  for (size_t r = 0; r < capacity.size(); ++r) {
-    const double c = capacity[r] > 0 ? capacity[r] : 0;
-    before += c;
-    long long unit_end = std::llround(static_cast<double>(units) * (before / total));
-    unit_end = std::clamp(unit_end, unit_begin, units);
-    if (before >= total) unit_end = units;  // the last with capacity takes the rest
-    if (c == 0) unit_end = unit_begin;
+  for (size_t r = 0; r < n; ++r) {
+    before += share[r];
+    long long unit_end = std::clamp(std::llround(before), unit_begin, units);
+    if (r == last) unit_end = units;
+    if (share[r] == 0) unit_end = unit_begin;
     const int b = static_cast<int>(std::min<long long>(planes, unit_begin * unit));
     const int e = static_cast<int>(std::min<long long>(planes, unit_end * unit));
     ranges[r] = b < e ? std::array<int, 2>{b, e} : std::array<int, 2>{0, 0};

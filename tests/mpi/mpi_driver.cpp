@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -136,8 +137,10 @@ void identical(int argc, char** argv) {
   const int root = argc > 2 ? std::atoi(argv[2]) : 0;
   const int thickness = argc > 3 ? std::atoi(argv[3]) : 4;
   bool uneven = false, idle = false, tilt = false, hann = false;
+  unsigned long long small_budget = 0;  // rank 1's host budget (budget=BYTES)
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a.rfind("budget=", 0) == 0) small_budget = std::strtoull(a.c_str() + 7, nullptr, 10);
     uneven |= a == "uneven";
     idle |= a == "idle";
     tilt |= a == "tilt";
@@ -157,6 +160,7 @@ void identical(int argc, char** argv) {
   if (uneven) m.capacity = 1 + g_rank;                       // 1 : 2 : 3 : 4
   if (uneven && g_rank == 0) scan.config.host_memory_budget = 64ull << 20;  // budgets may differ
   if (idle && g_rank == 1) m.capacity = -1;                  // pushes (or not) but owns nothing
+  if (small_budget && g_rank == 1) scan.config.host_memory_budget = small_budget;
   fdk_mpi_context* ctx = nullptr;
   fdk_status s = fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx);
   check(s == FDK_OK, std::string("create: ") + fdk_mpi_last_create_error());
@@ -167,6 +171,11 @@ void identical(int argc, char** argv) {
   std::printf("rank %d: planes [%d, %d) slabs [%d, %d) rows [%d, %d) of 48\n", g_rank, info.plane_begin, info.plane_end,
               info.slab_begin, info.slab_end, info.row_begin, info.row_end);
   if (idle && g_rank == 1) check(info.plane_begin == info.plane_end, "the idle rank owns planes");
+  // A budget that holds 4 of its 8 planes' views for certain: the others
+  // take the rest, so no view is reduced to float16 and the bits hold.
+  if (small_budget && g_rank == 1)
+    check(info.plane_end - info.plane_begin == 4, "the rank with the small budget has " +
+                                                      std::to_string(info.plane_end - info.plane_begin) + " planes");
   if (g_size > 1 && !hann && info.plane_end - info.plane_begin > 0 && info.plane_end - info.plane_begin < 16)
     check(info.row_end - info.row_begin < 48, "a rank with a few planes receives every row");
   push_share(ctx, scan, root);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,21 @@ TEST(SplitPlanes, SharesFollowCapacityInWholeUnits) {
   EXPECT_EQ(empty, 2);
   EXPECT_THROW(fdk::split_planes(10, 1, {0, 0}), fdk::Error);
   EXPECT_THROW(fdk::split_planes(10, 1, {1, std::nan("")}), fdk::Error);
+}
+
+TEST(SplitPlanes, ARanksBudgetCapsItsShareAndTheOthersTakeTheRest) {
+  constexpr int kNone = std::numeric_limits<int>::max();
+  EXPECT_EQ(fdk::split_planes(100, 1, {1, 1}, {20, kNone}), (Ranges{{0, 20}, {20, 100}}));
+  EXPECT_EQ(fdk::split_planes(100, 10, {1, 1, 1}, {kNone, 10, kNone}), (Ranges{{0, 50}, {50, 60}, {60, 100}}));
+  // Caps that do not bind change nothing.
+  EXPECT_EQ(fdk::split_planes(100, 1, {1, 3}, {60, 90}), (Ranges{{0, 25}, {25, 100}}));
+  // Together too small: BUDGET.
+  try {
+    fdk::split_planes(100, 1, {1, 1}, {10, 10});
+    FAIL() << "caps holding 20 of 100 planes were accepted";
+  } catch (const fdk::Error& e) {
+    EXPECT_EQ(e.code(), FDK_ERROR_BUDGET);
+  }
 }
 
 TEST(SplitPlanes, RangesAreContiguousAndCoverTheVolume) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <new>
 
 #include "backend_choice.hpp"
@@ -102,20 +103,63 @@ Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) :
   // resident chunks tile a range only on multiples of 16.
   constexpr int kAutomaticUnit = 16;
   const int unit = c.slab_thickness > 0 ? c.slab_thickness : kAutomaticUnit;
-  const auto planes = split_planes(c.volume.size[1], unit, capacity);
-
-  // 2. Each rank's reconstruction of its planes, and its slabs.
-  const auto& my = planes[static_cast<size_t>(rank_)];
-  Verdict second = verdict_of([&](Verdict& v) {
-    if (my[0] < my[1]) {
-      local_ = std::make_unique<Reconstruction>(config, capi::choose_backend, Part{my[0], my[1]});
-      for (const auto& s : local_->model().slabs) {
-        v.data.push_back(s[0]);
-        v.data.push_back(s[1]);
+  // 2. Each rank's reconstruction of its planes, and its slabs. A rank
+  // whose budget cannot hold its share (BUDGET at create, or a store that
+  // would not hold every view at the configured precision, which would
+  // reduce views to float16 and so change the bits) gets half its share
+  // and the others take the rest, while their room allows; then a store
+  // that may reduce is accepted as on one machine, and BUDGET fails the
+  // create naming the ranks.
+  constexpr int kMaxRebalances = 12;
+  std::vector<int> cap(static_cast<size_t>(size_), std::numeric_limits<int>::max());
+  std::vector<std::array<int, 2>> planes;
+  std::vector<Verdict> verdicts_2;
+  for (int attempt = 0;; ++attempt) {
+    planes = split_planes(c.volume.size[1], unit, capacity, cap);
+    const auto& my = planes[static_cast<size_t>(rank_)];
+    local_.reset();
+    Verdict second = verdict_of([&](Verdict& v) {
+      v.data.push_back(1);  // holds every view
+      if (my[0] < my[1]) {
+        local_ = std::make_unique<Reconstruction>(config, capi::choose_backend, Part{my[0], my[1]});
+        v.data[0] = local_->store_holds_every_view() ? 1 : 0;
+        for (const auto& slab : local_->model().slabs) {
+          v.data.push_back(slab[0]);
+          v.data.push_back(slab[1]);
+        }
+      }
+    });
+    verdicts_2 = gather_verdicts(comm_, second, mpi_.timeout_s, "fdk_mpi_create");
+    std::vector<int> wants_less;
+    bool other = false;
+    for (int r = 0; r < size_; ++r) {
+      const Verdict& v = verdicts_2[static_cast<size_t>(r)];
+      other |= v.status != FDK_OK && v.status != FDK_ERROR_BUDGET;
+      if (v.status == FDK_ERROR_BUDGET || (v.status == FDK_OK && !v.data.empty() && v.data[0] == 0))
+        wants_less.push_back(r);
+    }
+    if (wants_less.empty() || other || attempt == kMaxRebalances) break;
+    std::vector<int> next = cap;
+    bool shrunk = false;
+    for (int r : wants_less) {
+      const int had = planes[static_cast<size_t>(r)][1] - planes[static_cast<size_t>(r)][0];
+      const int halved = had / 2 / unit * unit;
+      if (halved >= unit) {
+        next[static_cast<size_t>(r)] = halved;
+        shrunk = true;
       }
     }
-  });
-  verdicts = gather_verdicts(comm_, second, mpi_.timeout_s, "fdk_mpi_create");
+    long long room = 0;
+    for (int r = 0; r < size_; ++r)
+      if (capacity[static_cast<size_t>(r)] > 0)
+        room += std::min<long long>(next[static_cast<size_t>(r)], c.volume.size[1]);
+    if (!shrunk || room < c.volume.size[1]) break;
+    cap = next;
+  }
+  // The verdicts' first word was the store's fit; the slabs follow.
+  for (auto& v : verdicts_2)
+    if (!v.data.empty()) v.data.erase(v.data.begin());
+  verdicts = verdicts_2;
   throw_if_any_failed(verdicts);
   shares_.resize(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {

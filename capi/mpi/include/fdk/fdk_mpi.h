@@ -83,9 +83,16 @@ typedef struct fdk_mpi_config {
                                every rank */
   double capacity;          /* this rank's share of the planes, relative to
                                the others'; 0 = measured: the GPUs this rank's
-                               fdk_config lets it use (CUDA backend), else
-                               its CPU threads. A rank may declare 0 work
-                               with a negative value (it still pushes). */
+                               fdk_config lets it use (64 each, CUDA
+                               backend), else its CPU threads. A rank may
+                               declare 0 work with a negative value (it
+                               still pushes). Budgets bound the share: a
+                               rank whose host budget cannot hold its
+                               share's views at full precision for certain
+                               (or cannot plan it: BUDGET) gets half and
+                               the others take the rest, while they have
+                               room (fdk_mpi_get_rank_info tells the
+                               outcome). */
   uint64_t max_in_flight_bytes; /* bands a pushing rank may have sent and not
                                yet seen received; 0 = 256 MiB; at least one
                                band always travels */

@@ -22,9 +22,12 @@ struct Part {
 // `capacity`, in order, each as close to its share as whole units of `unit`
 // planes allow (the last unit may be short). Entries <= 0 get an empty
 // range; so do the last ones when there are fewer units than ranks with
-// capacity. Throws fdk::Error (INVALID_ARGUMENT) when no entry is > 0 or a
-// capacity is not finite.
-std::vector<std::array<int, 2>> split_planes(int planes, int unit, const std::vector<double>& capacity);
+// capacity. `max_planes` (optional, per rank) caps a rank's planes (its
+// budget): the others share what it cannot take. Throws fdk::Error:
+// INVALID_ARGUMENT when no entry is > 0 or a capacity is not finite,
+// BUDGET when the caps together hold fewer planes than the volume has.
+std::vector<std::array<int, 2>> split_planes(int planes, int unit, const std::vector<double>& capacity,
+                                             const std::vector<int>& max_planes = {});
 
 // The detector rows [first, end) that planes [y0, y1) need from a view with
 // index matrix `m`: rows_for_slab's window, with one more row on each side

@@ -74,6 +74,11 @@ class Reconstruction {
   fdk_progress progress() const;
   fdk_store_info store_info() const;
   fdk_plan_info plan_info() const;
+  // Whether the store holds every announced view's worst case at the
+  // configured precision (no view would be reduced to float16).
+  bool store_holds_every_view() const {
+    return store_fit(static_cast<uint64_t>(model_.views.size()), false) == FDK_STORE_FITS;
+  }
   fdk_view_state view_state(int view, fdk_status* failure) const;
 
   fdk_timings timings();  // waits for a call in progress
