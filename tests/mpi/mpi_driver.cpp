@@ -200,6 +200,27 @@ void mismatch() {
   check(fdk_mpi_create(&good.config, &m, MPI_COMM_WORLD, &ctx) == FDK_ERROR_INVALID_ARGUMENT, "a root beyond the ranks");
   check(contains(fdk_mpi_last_create_error(), "rank 0: FDK_ERROR_INVALID_ARGUMENT: fdk_mpi_config.root"),
         fdk_mpi_last_create_error());
+  // One rank's bad arguments fail every rank at once (its verdict joins the
+  // exchange), not after the others' timeout (30 s here).
+  m.root = 0;
+  const auto start = std::chrono::steady_clock::now();
+  fdk_mpi_config broken = m;
+  if (g_rank == g_size - 1) broken.struct_size = 0;
+  check(fdk_mpi_create(&good.config, &broken, MPI_COMM_WORLD, &ctx) == FDK_ERROR_STRUCT_SIZE && !ctx,
+        std::string("one rank's struct_size 0: ") + fdk_mpi_last_create_error());
+  check(contains(fdk_mpi_last_create_error(), "rank " + std::to_string(g_size - 1) + ": FDK_ERROR_STRUCT_SIZE"),
+        fdk_mpi_last_create_error());
+  check(fdk_mpi_create(g_rank == 1 ? nullptr : &good.config, &m, MPI_COMM_WORLD, &ctx) == FDK_ERROR_INVALID_ARGUMENT,
+        "rank 1's NULL config");
+  check(contains(fdk_mpi_last_create_error(), "rank 1: FDK_ERROR_INVALID_ARGUMENT: config is NULL"),
+        fdk_mpi_last_create_error());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check(seconds < 10, "bad arguments on one rank took " + std::to_string(seconds) + " s to fail everywhere");
+  // Calls on no handle.
+  check(fdk_mpi_push_projection(nullptr, 0, good.pixels(0), good.pitch(), nullptr) == FDK_ERROR_INVALID_ARGUMENT, "NULL ctx");
+  check(fdk_mpi_finish(nullptr) == FDK_ERROR_INVALID_ARGUMENT, "finish on NULL");
+  check(std::string(fdk_mpi_last_error(nullptr)).empty(), "last error of NULL");
+  fdk_mpi_destroy(nullptr);
 }
 
 void wrong_use() {

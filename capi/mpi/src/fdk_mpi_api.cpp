@@ -63,20 +63,31 @@ fdk_mpi_config* fdk_mpi_config_init(fdk_mpi_config* config) {
 fdk_status fdk_mpi_create(const fdk_config* config, const fdk_mpi_config* mpi_config, MPI_Comm comm,
                           fdk_mpi_context** out) {
   return guarded(nullptr, [&] {
-    require(out != nullptr, "out is NULL");
-    *out = nullptr;
-    require(config != nullptr, "config is NULL");
-    require(mpi_config != nullptr, "mpi_config is NULL");
-    if (mpi_config->struct_size != sizeof(fdk_mpi_config))
-      fdk::fail(FDK_ERROR_STRUCT_SIZE, "mpi_config->struct_size must be sizeof(fdk_mpi_config): init it with fdk_mpi_config_init");
-    fdk_mpi_config mpi = *mpi_config;
+    if (out) *out = nullptr;
+    // Argument errors are this rank's verdict in the first exchange (the
+    // others then fail at once, naming it), not a return before it.
+    std::unique_ptr<fdk::Error> early;
+    fdk_mpi_config mpi;
+    fdk_mpi_config_init(&mpi);
+    const auto refuse = [&](fdk_status code, const std::string& why) {
+      if (!early) early = std::make_unique<fdk::Error>(code, why);
+    };
+    if (!out) refuse(FDK_ERROR_INVALID_ARGUMENT, "out is NULL");
+    if (!mpi_config)
+      refuse(FDK_ERROR_INVALID_ARGUMENT, "mpi_config is NULL");
+    else if (mpi_config->struct_size != sizeof(fdk_mpi_config))
+      refuse(FDK_ERROR_STRUCT_SIZE, "mpi_config->struct_size must be sizeof(fdk_mpi_config): init it with fdk_mpi_config_init");
+    else
+      mpi = *mpi_config;
     if (mpi.max_in_flight_bytes == 0) mpi.max_in_flight_bytes = uint64_t{256} << 20;
     if (mpi.timeout_s == 0) mpi.timeout_s = 120;
-    if (!(mpi.timeout_s > 0 && mpi.timeout_s <= 1e6))
-      fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.timeout_s must lie within (0, 1e6]");
-    if (!std::isfinite(mpi.capacity)) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.capacity is not finite");
+    if (!(mpi.timeout_s > 0 && mpi.timeout_s <= 1e6)) {
+      refuse(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.timeout_s must lie within (0, 1e6]");
+      mpi.timeout_s = 120;  // still bounds the exchange that reports it
+    }
+    if (!std::isfinite(mpi.capacity)) refuse(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.capacity is not finite");
     auto ctx = std::make_unique<fdk_mpi_context>();
-    ctx->rank = std::make_unique<fdk::mpi::Rank>(*config, mpi, comm);
+    ctx->rank = std::make_unique<fdk::mpi::Rank>(config, mpi, comm, early.get());
     *out = ctx.release();
   });
 }

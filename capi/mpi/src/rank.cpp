@@ -53,7 +53,7 @@ struct CommGuard {
 
 }  // namespace
 
-Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) : mpi_(mpi) {
+Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, const Error* early) : mpi_(mpi) {
   int flag = 0;
   MPI_Initialized(&flag);
   if (!flag) fail(FDK_ERROR_INVALID_STATE, "MPI is not initialised: call MPI_Init before fdk_mpi_create");
@@ -70,11 +70,13 @@ Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) :
 
   // 1. Each rank's configuration checked, its capacity, and what must agree.
   Verdict mine = verdict_of([&](Verdict& v) {
+    if (early) throw *early;
+    if (!given) fail(FDK_ERROR_INVALID_ARGUMENT, "config is NULL");
     if (mpi_.root != FDK_MPI_EVERY_RANK && (mpi_.root < 0 || mpi_.root >= size_))
       fail(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.root " + std::to_string(mpi_.root) + " is not a rank of the " +
                                            std::to_string(size_) + " (or FDK_MPI_EVERY_RANK)");
-    rows_ = std::make_unique<ScanRows>(config);
-    v.data = fingerprint(rows_->settings().config, config.scan, mpi_);
+    rows_ = std::make_unique<ScanRows>(*given);
+    v.data = fingerprint(rows_->settings().config, given->scan, mpi_);
     const double capacity = mpi_.capacity > 0 ? mpi_.capacity : mpi_.capacity < 0 ? 0 : measured_capacity(rows_->settings());
     int32_t words[2];
     std::memcpy(words, &capacity, sizeof capacity);
@@ -83,6 +85,7 @@ Rank::Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm) :
   });
   auto verdicts = gather_verdicts(comm_, mine, mpi_.timeout_s, "fdk_mpi_create");
   throw_if_any_failed(verdicts);
+  const fdk_config& config = *given;
   const auto& groups = fingerprint_groups();
   for (int r = 1; r < size_; ++r)
     for (size_t g = 0; g < groups.size(); ++g)

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "fdk/core/error.hpp"
 #include "fdk/core/partition.hpp"
 #include "deadline.hpp"
 #include "fdk/core/reconstruction.hpp"
@@ -32,7 +33,10 @@ struct RankShare {
 class Rank {
  public:
   // Collective; throws fdk::Error (the same on every rank when any fails).
-  Rank(const fdk_config& config, const fdk_mpi_config& mpi, MPI_Comm comm);
+  // `early`: this rank's argument error found before (a NULL config or
+  // out, a bad fdk_mpi_config), which still joins the first exchange, so
+  // that the other ranks fail at once naming it instead of waiting for it.
+  Rank(const fdk_config* config, const fdk_mpi_config& mpi, MPI_Comm comm, const Error* early);
   ~Rank();  // tells the others when it leaves before a finished round
   Rank(const Rank&) = delete;
   Rank& operator=(const Rank&) = delete;

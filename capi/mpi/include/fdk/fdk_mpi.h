@@ -110,7 +110,10 @@ typedef struct fdk_mpi_context fdk_mpi_context;
    root; a difference fails on every rank with INVALID_ARGUMENT naming the
    field and the rank. *out is NULL on failure and
    fdk_mpi_last_create_error() says why (also on the ranks that had nothing
-   wrong themselves). */
+   wrong themselves). One rank's argument error (a NULL config or out, a
+   bad mpi_config) fails every rank at once, naming it; only MPI not
+   initialised or comm MPI_COMM_NULL return on that rank alone (the others
+   then fail after timeout_s, naming no rank). */
 FDK_MPI_API fdk_status fdk_mpi_create(const fdk_config* config,
                                       const fdk_mpi_config* mpi_config,
                                       MPI_Comm comm, fdk_mpi_context** out);
