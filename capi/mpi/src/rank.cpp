@@ -189,9 +189,13 @@ Rank::~Rank() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized || comm_ == MPI_COMM_NULL) return;
+  // A rank that goes because another left passes that one on (the LEAVE's
+  // index is the culprit), so that no rank blames a consequence.
   if (!round_done_)
     for (int r = 0; r < size_; ++r)
-      if (r != rank_) notify(r, kTagLeave, -1, FDK_ERROR_INVALID_STATE, "its context was destroyed before fdk_mpi_finish succeeded");
+      if (r != rank_)
+        notify(r, kTagLeave, culprit_ >= 0 ? culprit_ : rank_, FDK_ERROR_INVALID_STATE,
+               culprit_ >= 0 ? culprit_message_ : "its context was destroyed before fdk_mpi_finish succeeded");
   // Sends nobody will receive are cancelled; a buffer whose send neither
   // completes nor cancels within a second is left allocated (MPI may still
   // read it) rather than freed under it.
@@ -293,9 +297,7 @@ void Rank::send_band(int to, int index, const float* pixels, size_t pitch_bytes,
 }
 
 void Rank::report_remote_failures() {
-  for (int r = 0; r < size_; ++r)
-    if (left_[static_cast<size_t>(r)])
-      fail(FDK_ERROR_INVALID_STATE, "rank " + std::to_string(r) + " left: " + left_message_);
+  if (culprit_ >= 0) fail_left();
   if (remote_failures_.empty()) return;
   std::string message;
   fdk_status status = FDK_OK;
@@ -469,7 +471,10 @@ void Rank::handle_fail(int source, const std::vector<char>& message, bool leave)
   const std::string text(message.data() + sizeof h, std::min<size_t>(message.size() - sizeof h, static_cast<size_t>(std::max(0, h.length))));
   if (leave) {
     left_[static_cast<size_t>(source)] = 1;
-    left_message_ = text;
+    if (culprit_ < 0) {
+      culprit_ = h.index >= 0 && h.index < size_ ? h.index : source;
+      culprit_message_ = text;
+    }
     return;
   }
   if (h.index >= 0 && h.index < rows_->num_views()) delivered_[static_cast<size_t>(h.index)][static_cast<size_t>(source)] = 0;
@@ -477,6 +482,10 @@ void Rank::handle_fail(int source, const std::vector<char>& message, bool leave)
 }
 
 // ---- the collective end of a round ----------------------------------------------
+
+void Rank::fail_left() const {
+  fail(FDK_ERROR_INVALID_STATE, "rank " + std::to_string(culprit_) + " left: " + culprit_message_);
+}
 
 void Rank::fail_timeout(const std::string& what, const std::vector<int>& missing) const {
   std::string names;
@@ -512,9 +521,7 @@ void Rank::finish() {
     std::vector<int> missing;
     for (int r = 0; r < size_; ++r)
       if (r != rank_ && ended_[static_cast<size_t>(r)] < round_ && !left_[static_cast<size_t>(r)]) missing.push_back(r);
-    for (int r = 0; r < size_; ++r)
-      if (left_[static_cast<size_t>(r)])
-        fail(FDK_ERROR_INVALID_STATE, "rank " + std::to_string(r) + " left: " + left_message_);
+    if (culprit_ >= 0) fail_left();
     if (missing.empty() && sending_.empty()) break;
     if (Clock::now() - last_news_ > timeout) {
       if (missing.empty()) missing.push_back(-1);

@@ -108,7 +108,11 @@ class Rank {
   std::vector<char> incoming_;
   std::vector<int> ended_;  // per rank: the round it last ended
   std::vector<int> left_;   // per rank: its context is gone
-  std::string left_message_;
+  // The rank whose leaving started it (a rank that goes because another
+  // left names that one), and its reason: every rank reports the same.
+  int culprit_ = -1;
+  std::string culprit_message_;
+  [[noreturn]] void fail_left() const;
   Clock::time_point last_news_;
   std::vector<std::pair<Failure, std::string>> remote_failures_;  // about this rank's bands, unreported
   std::set<std::pair<int, int>> reported_;                         // (view, rank) already reported

@@ -11,7 +11,7 @@ enum Tag : int {
   kTagView = 101,   // ViewHeader + rows [row_begin, row_end) of a view, float32
   kTagFail = 102,   // FailHeader + message: a band the receiver could not store
   kTagEnd = 103,    // EndHeader: the sender pushes nothing more this round
-  kTagLeave = 104,  // FailHeader + message: the sender's context is gone
+  kTagLeave = 104,  // FailHeader (index: the rank that left first) + message: the sender's context is gone
 };
 
 struct ViewHeader {
