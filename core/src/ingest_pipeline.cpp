@@ -261,16 +261,19 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   }
 }
 
-void IngestPipeline::settle() {
-  std::unique_lock<std::mutex> lock(mutex_);
+void IngestPipeline::settle_locked(std::unique_lock<std::mutex>& lock) {
   changed_.wait(lock, [&] { return filtering_ == 0 && (keeps_filtered_ || in_flight_ == 0); });
   report_failures();
 }
 
+void IngestPipeline::settle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  settle_locked(lock);
+}
+
 void IngestPipeline::seal() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return filtering_ == 0 && (keeps_filtered_ || in_flight_ == 0); });
-  report_failures();
+  settle_locked(lock);
   if (accepted_.load() == 0) fail(FDK_ERROR_INVALID_STATE, "fdk_finish before any projection was pushed");
   sealed_ = true;
   store_wake_.notify_all();

@@ -109,6 +109,8 @@ class IngestPipeline {
   double store_seconds() const;  // compression, summed over the workers
 
  private:
+  // settle()'s wait and report, mutex_ held.
+  void settle_locked(std::unique_lock<std::mutex>& lock);
   struct Slot {
     std::unique_ptr<StagingBuffer> raw, filtered;
   };

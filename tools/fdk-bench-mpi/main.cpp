@@ -77,23 +77,7 @@ Options parse(int argc, char** argv) {
 }
 
 fdk_config make_config(const Options& o) {
-  fdk_config config;
-  fdk_config_init(&config);
-  const double extent = 256.0, voxel = extent / o.c.size;
-  for (int axis = 0; axis < 3; ++axis) {
-    config.volume.size[axis] = o.c.size;
-    config.volume.spacing[axis] = voxel;
-    config.volume.origin[axis] = -0.5 * extent + 0.5 * voxel;
-  }
-  const double pixel = 256.0 * 1.5 / o.c.det_u;
-  config.detector.size[0] = o.c.det_u;
-  config.detector.size[1] = o.c.det_v;
-  for (int a = 0; a < 2; ++a) config.detector.spacing[a] = pixel;
-  config.detector.origin[0] = -0.5 * (o.c.det_u - 1) * pixel;
-  config.detector.origin[1] = -0.5 * (o.c.det_v - 1) * pixel;
-  config.scan.num_views = o.c.views;
-  config.scan.uniform.sid = 1000.0;
-  config.scan.uniform.sdd = 1500.0;
+  fdk_config config = fdk_bench::case_geometry(o.c.size, o.c.views, o.c.det_u, o.c.det_v);
   config.precision = o.precision;
   config.host_memory_budget = o.budget_host;
   config.gpu_memory_budget = o.budget_gpu;

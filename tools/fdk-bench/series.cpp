@@ -6,6 +6,7 @@
 #include <functional>
 #include <thread>
 
+#include "cases.hpp"
 #include "host_info.hpp"
 
 namespace fdk_bench {
@@ -29,28 +30,7 @@ void check(fdk_status status, fdk_context* ctx, const char* what) {
 // gpus: CUDA ordinals 0..gpus-1; left at the library's default (every usable
 // GPU) on the CPU backend, which ignores it.
 fdk_config make_config(const Options& o, int gpus) {
-  fdk_config config;
-  fdk_config_init(&config);
-  const double extent = 256.0;  // mm, the cube
-  const double voxel = extent / o.size;
-  for (int axis = 0; axis < 3; ++axis) {
-    config.volume.size[axis] = o.size;
-    config.volume.spacing[axis] = voxel;
-    config.volume.origin[axis] = -0.5 * extent + 0.5 * voxel;
-  }
-  const double pixel = 256.0 * 1.5 / o.det_u;
-  config.detector.size[0] = o.det_u;
-  config.detector.size[1] = o.det_v;
-  config.detector.spacing[0] = pixel;
-  config.detector.spacing[1] = pixel;
-  config.detector.origin[0] = -0.5 * (o.det_u - 1) * pixel;
-  config.detector.origin[1] = -0.5 * (o.det_v - 1) * pixel;
-  config.scan.kind = FDK_SCAN_UNIFORM;
-  config.scan.num_views = o.views;
-  config.scan.first_angle_deg = 0.0;
-  config.scan.arc_deg = 360.0;
-  config.scan.uniform.sid = 1000.0;
-  config.scan.uniform.sdd = 1500.0;
+  fdk_config config = case_geometry(o.size, o.views, o.det_u, o.det_v);
   config.backend = o.backend;
   if (o.backend != FDK_BACKEND_CPU) {
     config.num_devices = gpus;

@@ -434,7 +434,6 @@ void Rank::handle_view(int source, const std::vector<char>& message) {
   ViewHeader h;
   if (message.size() < sizeof h) return;
   std::memcpy(&h, message.data(), sizeof h);
-  ++views_received_;
   received_.push_back(h.index);
   const fdk_view* view = h.has_view ? &h.view : nullptr;
   const auto* rows = reinterpret_cast<const float*>(message.data() + sizeof h);

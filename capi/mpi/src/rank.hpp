@@ -117,7 +117,6 @@ class Rank {
   std::vector<std::pair<Failure, std::string>> remote_failures_;  // about this rank's bands, unreported
   std::set<std::pair<int, int>> reported_;                         // (view, rank) already reported
   std::vector<std::pair<Failure, std::string>> local_failures_;    // bands this rank failed to store, this round
-  int views_received_ = 0;
   std::vector<int> received_;  // views received this round
 };
 
