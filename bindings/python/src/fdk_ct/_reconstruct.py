@@ -1,0 +1,67 @@
+"""The one-call API."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .geometry import Geometry, Volume
+from .reconstructor import Progress, Reconstructor
+from .volume_array import VolumeArray
+
+
+def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] = None, *,
+                window: str = "ram-lak", cutoff: float = 1.0, backend: str = "auto",
+                precision: str = "float32", budget: Any = None,
+                progress: Optional[Callable[[Progress], Any]] = None,
+                **options: Any) -> VolumeArray:
+    """Reconstructs a volume from a scan's projections with FDK.
+
+    Parameters
+    ----------
+    projections : array_like, shape (views, rows, cols)
+        Line integrals (``-log(I/I0)``), floating point; view ``i`` is the
+        geometry's view ``i``. A float32 array (C-contiguous, strided, a
+        memory map) is pushed view by view without copying the scan; other
+        floating dtypes are converted one view at a time.
+    geometry : Geometry
+        The scan (RTK's convention); its detector shape, if set, must match.
+    volume : Volume, optional
+        The grid; default :meth:`Geometry.default_volume`.
+    window, cutoff, backend, precision, budget, progress, **options
+        As for :class:`Reconstructor`.
+
+    Returns
+    -------
+    VolumeArray
+        ``(z, y, x)`` float32 in 1/unit, with ``.spacing`` and ``.origin``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not an array of floating line integrals of the geometry's shape.
+    fdk_ct.errors.FdkError
+        The library's error (its subclass names the status), e.g.
+        :class:`~fdk_ct.errors.InvalidArgumentError` for a NaN pixel.
+    """
+    if not isinstance(projections, np.ndarray):
+        projections = np.asarray(projections)
+    if projections.ndim != 3:
+        raise ValueError(f"projections must be 3-D (views, rows, cols); got shape "
+                         f"{projections.shape}")
+    if not np.issubdtype(projections.dtype, np.floating):
+        raise TypeError(f"projections must be floating-point line integrals; got dtype "
+                        f"{projections.dtype}")
+    if not isinstance(geometry, Geometry):
+        raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
+    views = projections.shape[0]
+    if views != geometry.num_views:
+        raise ValueError(f"{views} projections for a geometry of {geometry.num_views} views")
+    geometry = geometry.with_detector_shape(projections.shape[1:])
+    with Reconstructor(geometry, volume, window=window, cutoff=cutoff, backend=backend,
+                       precision=precision, budget=budget, progress=progress,
+                       **options) as rec:
+        for i in range(views):
+            rec.push(i, projections[i])
+        rec.finish()
+        return rec.read_volume()

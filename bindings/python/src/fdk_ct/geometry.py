@@ -1,0 +1,363 @@
+"""The scan's geometry and the volume's grid, in RTK's convention.
+
+Axis order: every shape, spacing and origin here follows numpy's axis order
+of the arrays it describes. Projections are ``(views, rows, cols)``, so the
+detector's spacing and origin are ``(v, u)``; the volume is ``(z, y, x)``,
+so its spacing and origin are ``(z, y, x)``. Physical quantities that RTK
+names by axis (source and projection offsets) keep their names.
+
+The frame is RTK's (fdk.h): the rotation axis is y, at gantry angle 0 the
+source is on +z at distance SID, the detector's u axis is +x and v is +y.
+Lengths are in one unit (normally mm); the volume comes out in 1/unit.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _native
+
+Pair = Tuple[float, float]
+Triple = Tuple[float, float, float]
+ArrayLike = Union[float, Sequence[float], np.ndarray]
+
+SCAN_UNIFORM, SCAN_VIEWS, SCAN_MATRICES = 0, 1, 2
+
+
+def _pair(value: Union[float, Sequence[float]], name: str) -> Pair:
+    arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (2,))
+    return (float(arr[0]), float(arr[1]))
+
+
+def _triple(value: Union[float, Sequence[float]], name: str) -> Triple:
+    try:
+        arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (3,))
+    except ValueError as e:
+        raise ValueError(f"{name} must be one number or three (z, y, x), got {value!r}") from e
+    return (float(arr[0]), float(arr[1]), float(arr[2]))
+
+
+@dataclass(frozen=True)
+class Volume:
+    """The reconstruction grid.
+
+    Parameters
+    ----------
+    shape : (nz, ny, nx)
+        Voxels along z, y (the rotation axis) and x.
+    spacing : float or (sz, sy, sx)
+        Voxel size in the geometry's length unit.
+    origin : (oz, oy, ox), optional
+        Physical position of the centre of voxel ``[0, 0, 0]`` (ITK's
+        origin). Default: the grid centred on the isocentre.
+    """
+
+    shape: Tuple[int, int, int]
+    spacing: Triple = (1.0, 1.0, 1.0)
+    origin: Optional[Triple] = None
+
+    def __post_init__(self) -> None:
+        shape = tuple(int(n) for n in np.broadcast_to(np.asarray(self.shape), (3,)))
+        if any(n < 1 for n in shape):
+            raise ValueError(f"volume shape must be positive, got {shape}")
+        spacing = _triple(self.spacing, "volume spacing")
+        if self.origin is None:
+            origin = tuple(-(n - 1) / 2.0 * s for n, s in zip(shape, spacing))
+        else:
+            origin = _triple(self.origin, "volume origin")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "spacing", spacing)
+        object.__setattr__(self, "origin", origin)
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the float32 volume."""
+        return 4 * self.shape[0] * self.shape[1] * self.shape[2]
+
+    def coordinates(self, axis: int) -> np.ndarray:
+        """Physical coordinates of the voxel centres along array axis 0 (z), 1 (y) or 2 (x)."""
+        return self.origin[axis] + self.spacing[axis] * np.arange(self.shape[axis])
+
+    def _to_c(self, c: _native.VolumeC) -> None:
+        nz, ny, nx = self.shape
+        c.size[:] = [nx, ny, nz]
+        c.spacing[:] = [self.spacing[2], self.spacing[1], self.spacing[0]]
+        c.origin[:] = [self.origin[2], self.origin[1], self.origin[0]]
+
+
+_VIEW_FIELDS = ("gantry_angle_deg", "sid", "sdd", "source_offset_x", "source_offset_y",
+                "projection_offset_x", "projection_offset_y", "in_plane_angle_deg",
+                "out_of_plane_angle_deg")
+
+
+@dataclass(frozen=True)
+class ViewGeometry:
+    """One view in RTK's circular parameters (angles in degrees).
+
+    Used for a view's measured geometry at push time, and as the items of
+    :attr:`Geometry.views`.
+    """
+
+    gantry_angle_deg: float
+    sid: float
+    sdd: float
+    source_offset_x: float = 0.0
+    source_offset_y: float = 0.0
+    projection_offset_x: float = 0.0
+    projection_offset_y: float = 0.0
+    in_plane_angle_deg: float = 0.0
+    out_of_plane_angle_deg: float = 0.0
+
+    def _to_c(self) -> _native.View:
+        return _native.View(*(float(getattr(self, f)) for f in _VIEW_FIELDS))
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A cone-beam scan: its trajectory and its flat detector.
+
+    Build one with :meth:`circular`, :meth:`from_views`,
+    :meth:`from_matrices`, :meth:`from_rtk_xml` (or the converters in
+    :mod:`fdk_ct.interop`) rather than directly.
+
+    Attributes
+    ----------
+    kind : {"circular", "views", "matrices"}
+    num_views : int
+    detector_spacing : (sv, su)
+        Pixel pitch along rows (v, the rotation axis) and columns (u).
+    detector_origin : (ov, ou) or None
+        Detector coordinates of the centre of pixel ``[0, 0]``; None centres
+        the detector on (0, 0) once its shape is known.
+    detector_shape : (rows, cols) or None
+        None: taken from the projections.
+    """
+
+    kind: str
+    num_views: int
+    detector_spacing: Pair
+    detector_origin: Optional[Pair] = None
+    detector_shape: Optional[Tuple[int, int]] = None
+    # circular: first angle, arc and the parameters shared by every view
+    first_angle_deg: float = 0.0
+    arc_deg: float = 360.0
+    uniform: Optional[ViewGeometry] = None
+    # views: an (N, 9) float64 array in ViewGeometry's field order
+    view_table: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+    # matrices: (N, 3, 4) float64
+    matrices: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+
+    # ---- constructors -------------------------------------------------------
+    @classmethod
+    def circular(cls, num_views: int, sid: float, sdd: float,
+                 detector_spacing: Union[float, Sequence[float]], *,
+                 arc_deg: float = 360.0, first_angle_deg: float = 0.0,
+                 detector_shape: Optional[Tuple[int, int]] = None,
+                 detector_origin: Optional[Sequence[float]] = None,
+                 source_offset_x: float = 0.0, source_offset_y: float = 0.0,
+                 projection_offset_x: float = 0.0, projection_offset_y: float = 0.0,
+                 in_plane_angle_deg: float = 0.0,
+                 out_of_plane_angle_deg: float = 0.0) -> "Geometry":
+        """Equally spaced views: view i at ``first_angle_deg + i * arc_deg / num_views``.
+
+        Parameters
+        ----------
+        num_views : int
+            Views announced (fewer may be pushed to a :class:`Reconstructor`).
+        sid, sdd : float
+            Source to isocentre and source to detector distances.
+        detector_spacing : float or (sv, su)
+            Pixel pitch; one number for square pixels.
+        arc_deg : float
+            Signed arc the views span; 360 for a full scan, less for a short
+            scan (Parker weights then apply).
+        detector_shape : (rows, cols), optional
+        detector_origin : (ov, ou), optional
+            Centre of pixel [0, 0] in detector coordinates; default centred.
+        source_offset_x, source_offset_y, projection_offset_x, projection_offset_y,
+        in_plane_angle_deg, out_of_plane_angle_deg : float
+            RTK's per-view parameters, shared by every view.
+        """
+        uniform = ViewGeometry(0.0, sid, sdd, source_offset_x, source_offset_y,
+                               projection_offset_x, projection_offset_y,
+                               in_plane_angle_deg, out_of_plane_angle_deg)
+        return cls(kind="circular", num_views=int(num_views),
+                   detector_spacing=_pair(detector_spacing, "detector_spacing"),
+                   detector_origin=None if detector_origin is None
+                   else _pair(detector_origin, "detector_origin"),
+                   detector_shape=_shape2(detector_shape),
+                   first_angle_deg=float(first_angle_deg), arc_deg=float(arc_deg),
+                   uniform=uniform)
+
+    @classmethod
+    def from_views(cls, gantry_angles_deg: ArrayLike, sid: ArrayLike, sdd: ArrayLike,
+                   detector_spacing: Union[float, Sequence[float]], *,
+                   detector_shape: Optional[Tuple[int, int]] = None,
+                   detector_origin: Optional[Sequence[float]] = None,
+                   source_offset_x: ArrayLike = 0.0, source_offset_y: ArrayLike = 0.0,
+                   projection_offset_x: ArrayLike = 0.0, projection_offset_y: ArrayLike = 0.0,
+                   in_plane_angle_deg: ArrayLike = 0.0,
+                   out_of_plane_angle_deg: ArrayLike = 0.0) -> "Geometry":
+        """One set of RTK parameters per view (as RTK's ``AddProjection``).
+
+        Every parameter is one number for all views or one per view; the
+        number of views is the length of ``gantry_angles_deg``.
+        """
+        angles = np.atleast_1d(np.asarray(gantry_angles_deg, dtype=np.float64))
+        if angles.ndim != 1 or angles.size == 0:
+            raise ValueError("gantry_angles_deg must be a non-empty 1-D sequence")
+        n = angles.size
+        columns = [angles]
+        for name, v in (("sid", sid), ("sdd", sdd), ("source_offset_x", source_offset_x),
+                        ("source_offset_y", source_offset_y),
+                        ("projection_offset_x", projection_offset_x),
+                        ("projection_offset_y", projection_offset_y),
+                        ("in_plane_angle_deg", in_plane_angle_deg),
+                        ("out_of_plane_angle_deg", out_of_plane_angle_deg)):
+            a = np.asarray(v, dtype=np.float64)
+            if a.ndim > 1 or (a.ndim == 1 and a.size != n):
+                raise ValueError(f"{name} must be one number or {n} (one per view), "
+                                 f"got shape {a.shape}")
+            columns.append(np.broadcast_to(a, (n,)))
+        table = np.ascontiguousarray(np.stack(columns, axis=1))
+        return cls(kind="views", num_views=n,
+                   detector_spacing=_pair(detector_spacing, "detector_spacing"),
+                   detector_origin=None if detector_origin is None
+                   else _pair(detector_origin, "detector_origin"),
+                   detector_shape=_shape2(detector_shape), view_table=table)
+
+    @classmethod
+    def from_matrices(cls, matrices: np.ndarray,
+                      detector_spacing: Union[float, Sequence[float]], *,
+                      detector_shape: Optional[Tuple[int, int]] = None,
+                      detector_origin: Optional[Sequence[float]] = None) -> "Geometry":
+        """One 3x4 projection matrix per view, exactly as RTK's ``GetMatrices()``.
+
+        A matrix maps homogeneous physical ``(x, y, z, 1)`` to physical detector
+        coordinates ``(u*w, v*w, w)``; it must be a flat-panel perspective
+        matrix (square pixels, no skew). Pixel indices follow from the
+        detector's spacing and origin, as for RTK's projection images.
+        """
+        m = np.asarray(matrices, dtype=np.float64)
+        if m.ndim != 3 or m.shape[1:] != (3, 4) or m.shape[0] == 0:
+            raise ValueError(f"matrices must have shape (views, 3, 4), got {m.shape}")
+        return cls(kind="matrices", num_views=m.shape[0],
+                   detector_spacing=_pair(detector_spacing, "detector_spacing"),
+                   detector_origin=None if detector_origin is None
+                   else _pair(detector_origin, "detector_origin"),
+                   detector_shape=_shape2(detector_shape),
+                   matrices=np.ascontiguousarray(m))
+
+    @classmethod
+    def from_rtk_xml(cls, path: Any, detector_spacing: Union[float, Sequence[float]], *,
+                     detector_shape: Optional[Tuple[int, int]] = None,
+                     detector_origin: Optional[Sequence[float]] = None) -> "Geometry":
+        """Read an RTK ``ThreeDCircularProjectionGeometry`` XML file.
+
+        RTK's XML holds the trajectory only; the detector's pixel pitch (and
+        origin, if not centred) come from the projections' image header, so
+        they are given here.
+        """
+        from .interop import rtk_xml
+        return rtk_xml.read(path, detector_spacing, detector_shape=detector_shape,
+                            detector_origin=detector_origin)
+
+    # ---- derived ------------------------------------------------------------
+    def with_detector_shape(self, shape: Tuple[int, int]) -> "Geometry":
+        """The same geometry with its detector's (rows, cols) fixed."""
+        shape = _shape2(shape)
+        if self.detector_shape is not None and self.detector_shape != shape:
+            raise ValueError(f"projections of {shape[0]} rows x {shape[1]} columns do not "
+                             f"match the geometry's detector of {self.detector_shape[0]} x "
+                             f"{self.detector_shape[1]}")
+        from dataclasses import replace
+        return replace(self, detector_shape=shape, view_table=self.view_table,
+                       matrices=self.matrices)
+
+    def resolved_detector_origin(self) -> Pair:
+        """The detector origin (ov, ou), centred when none was given."""
+        if self.detector_origin is not None:
+            return self.detector_origin
+        if self.detector_shape is None:
+            raise ValueError("the detector's shape is not known yet")
+        rows, cols = self.detector_shape
+        return (-(rows - 1) / 2.0 * self.detector_spacing[0],
+                -(cols - 1) / 2.0 * self.detector_spacing[1])
+
+    def magnification(self) -> float:
+        """SDD / SID of the first view (for matrices: estimated from the first matrix)."""
+        if self.kind == "circular":
+            assert self.uniform is not None
+            return self.uniform.sdd / self.uniform.sid
+        if self.kind == "views":
+            assert self.view_table is not None
+            return float(self.view_table[0, 2] / self.view_table[0, 1])
+        assert self.matrices is not None
+        # RTK's matrix is K [R | t] with K's focal term SDD and t_z = SID
+        # (up to the common scale w): |row 0 of M[:, :3]| / M[2, 3] = SDD / SID.
+        m = self.matrices[0]
+        return float(np.linalg.norm(m[0, :3]) / abs(m[2, 3])) if m[2, 3] != 0 else 1.0
+
+    def default_volume(self) -> Volume:
+        """A grid matched to the detector: one voxel per pixel at the isocentre.
+
+        ``(cols, rows, cols)`` voxels of ``min(pixel pitch) / magnification``,
+        centred on the isocentre: the cube the detector's width sweeps, as
+        tall as the detector sees at the axis.
+        """
+        if self.detector_shape is None:
+            raise ValueError("the detector's shape is not known: give detector_shape or "
+                             "projections")
+        rows, cols = self.detector_shape
+        voxel = min(self.detector_spacing) / self.magnification()
+        return Volume((cols, rows, cols), voxel)
+
+    def _fill(self, cfg: _native.Config) -> list:
+        """Writes detector and scan into cfg; returns the buffers it points into
+        (the caller keeps them alive until fdk_create has copied them)."""
+        if self.detector_shape is None:
+            raise ValueError("the detector's shape is not known")
+        rows, cols = self.detector_shape
+        ov, ou = self.resolved_detector_origin()
+        cfg.detector.size[:] = [cols, rows]
+        cfg.detector.spacing[:] = [self.detector_spacing[1], self.detector_spacing[0]]
+        cfg.detector.origin[:] = [ou, ov]
+        scan = cfg.scan
+        scan.num_views = self.num_views
+        keep: list = []
+        if self.kind == "circular":
+            assert self.uniform is not None
+            scan.kind = SCAN_UNIFORM
+            scan.first_angle_deg = self.first_angle_deg
+            scan.arc_deg = self.arc_deg
+            scan.uniform = self.uniform._to_c()
+        elif self.kind == "views":
+            assert self.view_table is not None
+            views = (_native.View * self.num_views)()
+            ctypes_view = np.ctypeslib.as_array(
+                (ctypes.c_double * (9 * self.num_views)).from_buffer(views))
+            ctypes_view[:] = self.view_table.reshape(-1)
+            scan.kind = SCAN_VIEWS
+            scan.views = views
+            keep.append(views)
+        elif self.kind == "matrices":
+            assert self.matrices is not None
+            scan.kind = SCAN_MATRICES
+            scan.matrices = self.matrices.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+            keep.append(self.matrices)
+        else:
+            raise ValueError(f"unknown geometry kind {self.kind!r}")
+        return keep
+
+
+
+def _shape2(shape: Optional[Sequence[int]]) -> Optional[Tuple[int, int]]:
+    if shape is None:
+        return None
+    s = tuple(int(n) for n in shape)
+    if len(s) != 2 or s[0] < 1 or s[1] < 1:
+        raise ValueError(f"detector_shape must be (rows, cols), got {shape!r}")
+    return (s[0], s[1])

@@ -1,0 +1,407 @@
+"""The streaming API: a handle on one reconstruction, as the C ABI has it."""
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from . import _native, _options
+from .errors import InvalidStateError, raise_for
+from .geometry import Geometry, Volume, ViewGeometry
+from .volume_array import VolumeArray
+
+PHASES = ("acquiring", "reconstructing", "done", "cancelled")
+VIEW_STATES = ("absent", "pending", "stored", "failed")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot of a reconstruction's progress (``fdk_progress``)."""
+
+    phase: str
+    views_pushed: int
+    views_total: int
+    slabs_done: int
+    slabs_total: int
+    backprojection_done: int
+    backprojection_total: int
+
+    @property
+    def fraction(self) -> float:
+        """Work done in [0, 1]: half for the views pushed, half for the
+        backprojection (which on a GPU-resident volume runs during the push)."""
+        v = self.views_pushed / self.views_total if self.views_total else 0.0
+        b = (self.backprojection_done / self.backprojection_total
+             if self.backprojection_total else 0.0)
+        return min(1.0, 0.5 * v + 0.5 * b)
+
+    @classmethod
+    def _from_c(cls, p: _native.ProgressC) -> "Progress":
+        phase = PHASES[p.phase] if 0 <= p.phase < len(PHASES) else str(p.phase)
+        return cls(phase, p.views_pushed, p.views_total, p.slabs_done, p.slabs_total,
+                   p.backprojection_done, p.backprojection_total)
+
+
+@dataclass(frozen=True)
+class Slab:
+    """One slab of the volume: y planes ``[y_begin, y_end)``.
+
+    ``data`` has shape ``(nz, y_end - y_begin, nx)``: the volume's axis order.
+    It is a view (axes 0 and 1 swapped) of the library's layout, in which each
+    y plane is one contiguous axial image; ``data[:, j, :]`` is plane
+    ``y_begin + j``.
+    """
+
+    index: int
+    y_begin: int
+    y_end: int
+    data: np.ndarray
+
+
+class Reconstructor:
+    """One reconstruction, fed view by view while the scanner turns.
+
+    Parameters
+    ----------
+    geometry : Geometry
+        The scan; its ``detector_shape`` must be known (or give ``detector_shape``).
+    volume : Volume, optional
+        The grid; default :meth:`Geometry.default_volume`.
+    detector_shape : (rows, cols), optional
+    window : {"ram-lak", "shepp-logan", "cosine", "hamming", "hann"}
+    cutoff : float
+        Fraction of Nyquist in (0, 1].
+    backend : {"auto", "cpu", "cuda"}
+        "auto" takes CUDA when the library has it and a GPU is usable.
+    precision : {"float32", "float16"}
+        How the filtered projections are stored.
+    budget : int or str, optional
+        Host memory budget in bytes (or "8GiB"); default half the RAM.
+    progress : callable, optional
+        Called with a :class:`Progress` on the thread that made progress.
+    **options
+        ``gpu_budget``, ``devices``, ``threads``, ``slab_thickness``,
+        ``short_scan``, ``offset_detector`` (None = automatic, True, False),
+        ``truncation_padding``, ``outside_fov`` ("backproject" or "zero"),
+        ``store_policy`` ("reduce-precision" or "strict"), ``hann_cutoff_v``.
+
+    Notes
+    -----
+    Use it as a context manager (or call :meth:`close`). Every native call
+    releases the GIL: one thread may push while another reads slabs, queries
+    progress or cancels. An exception raised by the progress callable is
+    raised again by the call that invoked it, after that call's work is done
+    (the view was stored, the slab read).
+    """
+
+    def __init__(self, geometry: Geometry, volume: Optional[Volume] = None, *,
+                 detector_shape: Optional[Tuple[int, int]] = None,
+                 window: str = "ram-lak", cutoff: float = 1.0, backend: str = "auto",
+                 precision: str = "float32", budget: Any = None,
+                 progress: Optional[Callable[[Progress], Any]] = None,
+                 **options: Any) -> None:
+        self._handle: Optional[int] = None
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._active = 0
+        self._closing = False
+        self._finished = threading.Event()
+        self._local = threading.local()
+        self._callback_error: dict = {}
+        self._c_callback = None
+        self._user_progress = None
+
+        if not isinstance(geometry, Geometry):
+            raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
+        if detector_shape is not None:
+            geometry = geometry.with_detector_shape(detector_shape)
+        if volume is None:
+            volume = geometry.default_volume()
+        if not isinstance(volume, Volume):
+            raise TypeError(f"volume must be an fdk_ct.Volume, got {type(volume).__name__}")
+        self.geometry = geometry
+        self.volume = volume
+
+        lib = _native.lib()
+        cfg = _native.Config()
+        lib.fdk_config_init(ctypes.byref(cfg))
+        volume._to_c(cfg.volume)
+        keep = geometry._fill(cfg)
+        _options.fill(cfg, window=window, cutoff=cutoff, backend=backend,
+                      precision=precision, budget=budget, **options)
+        handle = ctypes.c_void_p()
+        status = lib.fdk_create(ctypes.byref(cfg), ctypes.byref(handle))
+        del keep
+        if status != 0:
+            raise_for(status, lib.fdk_last_create_error().decode(errors="replace"))
+        self._handle = handle.value
+        self._lib = lib
+        self._slabs = self._query_slabs()
+        if progress is not None:
+            self.set_progress(progress)
+
+    # ---- lifetime -------------------------------------------------------------
+    def __enter__(self) -> "Reconstructor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        """Cancels what is in flight on other threads, waits for it and frees
+        the reconstruction. Idempotent. Not from the progress callable."""
+        if getattr(self._local, "in_callback", False):
+            raise InvalidStateError("close() from the progress callable: the call that "
+                                    "invoked it is still running")
+        with self._lock:
+            if self._handle is None or self._closing:
+                return
+            self._closing = True
+            handle = self._handle
+            if self._active:
+                # Calls in flight return CANCELLED promptly; only then is it
+                # safe to free what they point at.
+                self._lib.fdk_cancel(handle)
+                while self._active:
+                    self._idle.wait()
+            self._handle = None
+        self._lib.fdk_destroy(handle)
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def _enter(self) -> int:
+        with self._lock:
+            if self._handle is None or self._closing:
+                raise InvalidStateError("the Reconstructor is closed")
+            self._active += 1
+            return self._handle
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+            if self._active == 0:
+                self._idle.notify_all()
+
+    def _call(self, fn: Callable[..., int], *args: Any) -> None:
+        handle = self._enter()
+        try:
+            status = fn(handle, *args)
+            if status != 0:
+                raise_for(status, self._lib.fdk_last_error(handle).decode(errors="replace"))
+        finally:
+            self._leave()
+            self._reraise_callback_error()
+
+    # ---- progress -------------------------------------------------------------
+    def set_progress(self, progress: Optional[Callable[[Progress], Any]]) -> None:
+        """Replaces the progress callable (None removes it)."""
+        if progress is None:
+            c_cb = _native.PROGRESS_FN()
+        else:
+            if not callable(progress):
+                raise TypeError("progress must be callable")
+
+            def trampoline(_user: Any, p: Any) -> None:
+                self._local.in_callback = True
+                try:
+                    progress(Progress._from_c(p.contents))
+                except BaseException as e:  # raised again by the call, on its thread
+                    self._callback_error.setdefault(threading.get_ident(), e)
+                finally:
+                    self._local.in_callback = False
+            c_cb = _native.PROGRESS_FN(trampoline)
+        self._call(self._lib.fdk_set_progress_callback, c_cb, None)
+        self._c_callback = c_cb  # the library holds the pointer: keep it alive
+        self._user_progress = progress
+
+    def _reraise_callback_error(self) -> None:
+        err = self._callback_error.pop(threading.get_ident(), None)
+        if err is not None:
+            raise err
+
+    @property
+    def progress(self) -> Progress:
+        """The current :class:`Progress` (never waits for work in flight)."""
+        p = _native.ProgressC(struct_size=ctypes.sizeof(_native.ProgressC))
+        self._call(self._lib.fdk_get_progress, ctypes.byref(p))
+        return Progress._from_c(p)
+
+    # ---- acquisition ------------------------------------------------------------
+    def push(self, index: int, view: Any, geometry: Optional[ViewGeometry] = None) -> None:
+        """Pushes view ``index``: a ``(rows, cols)`` array of line integrals.
+
+        Float32 rows that are contiguous are passed as they are, whatever the
+        row stride; any other floating array is converted for this view only.
+        ``geometry`` gives this view's measured geometry (replacing the
+        configured one). Raises the library's error (e.g.
+        :class:`~fdk_ct.errors.DuplicateError`); the reconstruction stays usable.
+        """
+        arr = _view_pixels(view, self.geometry.detector_shape)
+        c_view = None if geometry is None else ctypes.byref(geometry._to_c())
+        self._call(self._lib.fdk_push_projection, _index(index), arr.ctypes.data,
+                   arr.strides[0], c_view)
+
+    def finish(self) -> None:
+        """No more views: waits until every pushed view is stored."""
+        self._call(self._lib.fdk_finish, )
+        self._finished.set()
+
+    def cancel(self) -> None:
+        """Stops the reconstruction (irreversible); safe from any thread."""
+        self._call(self._lib.fdk_cancel)
+
+    def view_state(self, index: int) -> Tuple[str, int]:
+        """(state, failure status) of a view: "absent", "pending", "stored" or "failed"."""
+        state, failure = ctypes.c_int32(), ctypes.c_int32()
+        self._call(self._lib.fdk_get_view_state, _index(index), ctypes.byref(state),
+                   ctypes.byref(failure))
+        return VIEW_STATES[state.value], failure.value
+
+    # ---- slabs -------------------------------------------------------------------
+    def _query_slabs(self) -> List[Tuple[int, int]]:
+        count = ctypes.c_int32()
+        self._call(self._lib.fdk_slab_count, ctypes.byref(count))
+        slabs = []
+        for s in range(count.value):
+            info = _native.SlabInfo(struct_size=ctypes.sizeof(_native.SlabInfo))
+            self._call(self._lib.fdk_get_slab_info, s, ctypes.byref(info))
+            slabs.append((info.y_begin, info.y_end))
+        return slabs
+
+    @property
+    def slab_count(self) -> int:
+        return len(self._slabs)
+
+    def slab_planes(self, slab: int) -> Tuple[int, int]:
+        """The y planes ``[y_begin, y_end)`` of a slab."""
+        return self._slabs[_slab_index(slab, len(self._slabs))]
+
+    def slab_ready(self, slab: int) -> bool:
+        """True when :meth:`read_slab` would not compute; else asks for the
+        slab to be computed in the background. Never blocks."""
+        ready = ctypes.c_int32()
+        self._call(self._lib.fdk_slab_ready, _index(slab), ctypes.byref(ready))
+        return bool(ready.value)
+
+    def read_slab(self, slab: int, out: Optional[np.ndarray] = None) -> Slab:
+        """Reads slab ``slab`` (after :meth:`finish`), computing it if needed.
+
+        ``out``: a writeable, C-contiguous float32 array with at least the
+        slab's voxels, read into as is (reuse one buffer to avoid allocating).
+        """
+        s = _slab_index(slab, len(self._slabs))
+        y0, y1 = self._slabs[s]
+        nz, _, nx = self.volume.shape
+        n = (y1 - y0) * nz * nx
+        if out is None:
+            buf = np.empty((y1 - y0, nz, nx), dtype=np.float32)
+        else:
+            if not isinstance(out, np.ndarray) or out.dtype != np.float32 \
+                    or not out.flags.c_contiguous or not out.flags.writeable:
+                raise TypeError("out must be a writeable C-contiguous float32 numpy array")
+            if out.size < n:
+                raise ValueError(f"out holds {out.size} floats; slab {s} needs {n}")
+            buf = out.reshape(-1)[:n].reshape(y1 - y0, nz, nx)
+        self._call(self._lib.fdk_read_slab, s, buf.ctypes.data, buf.nbytes)
+        return Slab(s, y0, y1, buf.transpose(1, 0, 2))
+
+    def slabs(self, poll_interval: float = 0.01) -> Iterator[Slab]:
+        """Every slab once, each as soon as it is ready, in no fixed order.
+
+        May be started on a reader thread before :meth:`finish`: it waits for
+        the finish (or the close). When no slab is ready it reads the lowest
+        one left, which computes it.
+        """
+        while not self._finished.wait(poll_interval):
+            if self.closed:
+                raise InvalidStateError("the Reconstructor was closed before finish()")
+        left = list(range(len(self._slabs)))
+        while left:
+            ready = [s for s in left if self.slab_ready(s)]
+            pick = ready[0] if ready else left[0]
+            left.remove(pick)
+            yield self.read_slab(pick)
+
+    def read_volume(self) -> VolumeArray:
+        """The whole volume, ``(z, y, x)``, with its grid (see :class:`VolumeArray`)."""
+        nz, ny, nx = self.volume.shape
+        native = np.empty((ny, nz, nx), dtype=np.float32)
+        for s, (y0, y1) in enumerate(self._slabs):
+            part = native[y0:y1]
+            self._call(self._lib.fdk_read_slab, s, part.ctypes.data, part.nbytes)
+        return VolumeArray(native.transpose(1, 0, 2), self.volume)
+
+    # ---- introspection --------------------------------------------------------
+    def _info(self, cls: Any, fn: Callable[..., int]) -> Any:
+        info = cls(struct_size=ctypes.sizeof(cls))
+        self._call(fn, ctypes.byref(info))
+        return info
+
+    @property
+    def backend(self) -> str:
+        """The backend in use: "cpu" or "cuda"."""
+        return _options.BACKEND_NAMES[self.plan_info()["backend"]]
+
+    def plan_info(self) -> dict:
+        """``fdk_plan_info`` as a dict."""
+        return _as_dict(self._info(_native.PlanInfo, self._lib.fdk_get_plan_info))
+
+    def store_info(self) -> dict:
+        """``fdk_store_info`` as a dict."""
+        return _as_dict(self._info(_native.StoreInfo, self._lib.fdk_get_store_info))
+
+    def timings(self) -> dict:
+        """``fdk_timings`` (seconds) as a dict."""
+        return _as_dict(self._info(_native.Timings, self._lib.fdk_get_timings))
+
+
+def _as_dict(s: ctypes.Structure) -> dict:
+    return {name: getattr(s, name) for name, _ in s._fields_ if name != "struct_size"}
+
+
+def _index(i: Any) -> int:
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        raise TypeError(f"an index must be an integer, got {type(i).__name__}")
+    i = int(i)
+    # Beyond int32 the library could not even be told: keep its error.
+    return max(-2**31, min(i, 2**31 - 1))
+
+
+def _slab_index(s: Any, count: int) -> int:
+    s = _index(s)
+    if not 0 <= s < count:
+        from .errors import OutOfRangeError
+        raise OutOfRangeError(f"slab {s} is outside [0, {count})", 2)
+    return s
+
+
+def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
+    """The view as a float32 array whose rows are contiguous and a positive
+    multiple of 4 bytes apart: passed as is when it already is one (no copy),
+    else converted, this view only."""
+    arr = view if isinstance(view, np.ndarray) else np.asarray(view)
+    if arr.ndim != 2:
+        raise ValueError(f"a view must be 2-D (rows, cols), got shape {arr.shape}")
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"a view of shape {arr.shape} does not match the detector "
+                         f"(rows, cols) = {shape}")
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise TypeError(f"projections must be floating-point line integrals; got dtype "
+                        f"{arr.dtype} (raw counts must be converted: -log(I/I0))")
+    if arr.dtype != np.float32:
+        return np.ascontiguousarray(arr, dtype=np.float32)
+    row, col = arr.strides
+    if col != 4 or row < 4 * arr.shape[1] or row % 4 != 0:
+        return np.ascontiguousarray(arr)
+    return arr
