@@ -148,6 +148,17 @@ class Timings(ctypes.Structure):
     ]
 
 
+class DeviceStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("num_devices", c_int32),
+        ("ordinal", c_int32 * MAX_DEVICES),
+        ("busy_seconds", c_double * MAX_DEVICES),
+        ("slabs_computed", c_int32 * MAX_DEVICES),
+        ("failed", c_int32 * MAX_DEVICES),
+    ]
+
+
 class BackendInfoC(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -190,6 +201,7 @@ _PROTOTYPES = {
     "fdk_get_store_info": (c_int32, [_Ctx, POINTER(StoreInfo)]),
     "fdk_get_plan_info": (c_int32, [_Ctx, POINTER(PlanInfo)]),
     "fdk_get_timings": (c_int32, [_Ctx, POINTER(Timings)]),
+    "fdk_get_device_stats": (c_int32, [_Ctx, POINTER(DeviceStats)]),
     "fdk_get_backend_info": (c_int32, [POINTER(BackendInfoC)]),
 }
 

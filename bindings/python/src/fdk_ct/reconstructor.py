@@ -365,6 +365,15 @@ class Reconstructor:
         """``fdk_timings`` (seconds) as a dict."""
         return _as_dict(self._info(_native.Timings, self._lib.fdk_get_timings))
 
+    def device_stats(self) -> List[dict]:
+        """Per GPU in use (none on the CPU backend): ordinal, kernel seconds,
+        slabs computed from the store, and whether it failed."""
+        st = self._info(_native.DeviceStats, self._lib.fdk_get_device_stats)
+        n = max(0, min(st.num_devices, _native.MAX_DEVICES))
+        return [{"ordinal": st.ordinal[i], "busy_seconds": st.busy_seconds[i],
+                 "slabs_computed": st.slabs_computed[i], "failed": bool(st.failed[i])}
+                for i in range(n)]
+
 
 def _as_dict(s: ctypes.Structure) -> dict:
     return {name: getattr(s, name) for name, _ in s._fields_ if name != "struct_size"}

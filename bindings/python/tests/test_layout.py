@@ -1,0 +1,95 @@
+"""The ctypes mirrors against fdk.h as the C compiler lays it out."""
+import ctypes
+import os
+import subprocess
+
+import pytest
+
+import fdk_ct
+from fdk_ct import _native, _options, errors, reconstructor
+
+MIRRORS = {
+    "fdk_view": _native.View, "fdk_volume": _native.VolumeC,
+    "fdk_detector": _native.DetectorC, "fdk_scan": _native.Scan,
+    "fdk_config": _native.Config, "fdk_slab_info": _native.SlabInfo,
+    "fdk_progress": _native.ProgressC, "fdk_store_info": _native.StoreInfo,
+    "fdk_plan_info": _native.PlanInfo, "fdk_timings": _native.Timings,
+    "fdk_device_stats": _native.DeviceStats, "fdk_backend_info": _native.BackendInfoC,
+}
+
+
+@pytest.fixture(scope="module")
+def facts():
+    tool = os.environ.get("FDK_LAYOUT_DUMP")
+    if not tool:
+        pytest.skip("FDK_LAYOUT_DUMP not set (ctest sets it)")
+    out = subprocess.run([tool], check=True, capture_output=True, text=True).stdout
+    sizes, offsets, enums = {}, {}, {}
+    for line in out.splitlines():
+        kind, *rest = line.split()
+        if kind == "sizeof":
+            sizes[rest[0]] = int(rest[1])
+        elif kind == "offsetof":
+            offsets[(rest[0], rest[1])] = int(rest[2])
+        elif kind == "enum":
+            enums[rest[0]] = int(rest[1])
+    assert len(sizes) >= 12 and len(offsets) > 80
+    return sizes, offsets, enums
+
+
+def test_every_struct_is_mirrored_with_its_size_and_offsets(facts):
+    sizes, offsets, _ = facts
+    assert set(sizes) == set(MIRRORS), "a struct of fdk.h without a ctypes mirror"
+    for name, cls in MIRRORS.items():
+        assert ctypes.sizeof(cls) == sizes[name], name
+        fields = [f for f, _ in cls._fields_]
+        c_fields = [f for (s, f) in offsets if s == name]
+        assert sorted(fields) == sorted(c_fields), name
+        for f in fields:
+            assert getattr(cls, f).offset == offsets[(name, f)], f"{name}.{f}"
+
+
+def test_enum_values_match(facts):
+    _, _, enums = facts
+    for name, value in _options.WINDOWS.items():
+        assert enums["FDK_WINDOW_" + name.upper().replace("-", "_")] == value
+    for name, value in _options.BACKENDS.items():
+        assert enums["FDK_BACKEND_" + name.upper()] == value
+    for name, value in _options.PRECISIONS.items():
+        assert enums["FDK_PRECISION_" + name.upper()] == value
+    for name, value in _options.OUTSIDE_FOV.items():
+        assert enums["FDK_OUTSIDE_FOV_" + name.upper()] == value
+    for name, value in _options.STORE_POLICIES.items():
+        assert enums["FDK_STORE_" + name.upper().replace("-", "_")] == value
+    for i, name in enumerate(reconstructor.PHASES):
+        assert enums["FDK_PHASE_" + name.upper()] == i
+    for i, name in enumerate(reconstructor.VIEW_STATES):
+        assert enums["FDK_VIEW_" + name.upper()] == i
+    assert (enums["FDK_AUTO"], enums["FDK_ON"], enums["FDK_OFF"]) == (0, 1, 2)
+    assert (enums["FDK_SCAN_UNIFORM"], enums["FDK_SCAN_VIEWS"], enums["FDK_SCAN_MATRICES"]) \
+        == (0, 1, 2)
+    assert enums["FDK_MAX_DEVICES"] == _native.MAX_DEVICES
+    assert enums["FDK_MAX_GPU_ARCHS"] == _native.MAX_GPU_ARCHS
+    statuses = {k[len("FDK_ERROR_"):]: v for k, v in enums.items() if k.startswith("FDK_ERROR_")}
+    assert len(statuses) == 12
+    for name, value in statuses.items():
+        cls = errors.error_class(value)
+        assert cls is not errors.FdkError and cls.status == value
+        assert cls.__name__.lower().startswith(name.replace("_", "").lower()[:8]), (name, cls)
+
+
+def test_the_library_agrees_on_the_struct_sizes_it_initialises():
+    lib = _native.lib()
+    cfg = _native.Config()
+    lib.fdk_config_init(ctypes.byref(cfg))
+    assert cfg.struct_size == ctypes.sizeof(_native.Config)
+    assert cfg.scan.struct_size == ctypes.sizeof(_native.Scan)
+    assert cfg.cutoff == 1.0 and cfg.scan.arc_deg == 360.0
+
+
+def test_version_and_library_path():
+    assert fdk_ct.library_version() == fdk_ct.__version__
+    assert os.path.realpath(fdk_ct.library_path()) == \
+        os.path.realpath(os.environ.get("FDK_CT_LIBRARY", fdk_ct.library_path()))
+    info = fdk_ct.backend_info()
+    assert isinstance(info["cuda_usable"], bool)
