@@ -9,6 +9,13 @@
 #   usage: scripts/gpu-mpi-check.sh CASE [f16] [HOST_BUDGET_PER_RANK]
 #   e.g.   scripts/gpu-mpi-check.sh c          (one H200: two ranks share it)
 #          scripts/gpu-mpi-check.sh d f16 100GiB  (two H200s: a rank each)
+#   env:   FDK_MPI_SPECS  the mpirun runs, "RANKS ROOT SINGLE_COPY[ mps]" joined
+#                         by commas (default: the five below, without MPS)
+#          "mps" runs that one under NVIDIA's Multi-Process Service: a
+#          user-space server started for the run (pipe and log directories
+#          in /tmp) and stopped after it, which lets the ranks' kernels share
+#          the GPU at once instead of time-slicing two contexts. It changes no
+#          device setting (compute mode, clocks, MIG).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 case_name=${1:-c}
@@ -33,13 +40,28 @@ rows+=("one process, $(( gpus < 2 ? 1 : 2 )) GPU(s) (fdk-bench) | ${one_s:-?}")
 # The last spec's third word: the shared-memory transport's single copy
 # (cma: the receiver reads the sender's pages itself, so a transfer moves on
 # while the sender is busy pushing into its own reconstruction).
-for spec in "1 -1 none" "2 -1 none" "2 0 none" "2 -1 cma" "2 0 cma"; do
+IFS=, read -r -a specs <<< "${FDK_MPI_SPECS:-1 -1 none,2 -1 none,2 0 none,2 -1 cma,2 0 cma}"
+mps_start() {
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/fdk-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/fdk-mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || { echo "gpu-mpi-check: nvidia-cuda-mps-control -d failed"; return 1; }
+}
+mps_stop() {
+  echo quit | nvidia-cuda-mps-control
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+for spec in "${specs[@]}"; do
   set -- $spec
+  mps=${4:-}
+  if [ "$mps" = mps ] && ! mps_start; then
+    rows+=("$1 rank(s), root $2, MPS | MPS NOT STARTED"); continue
+  fi
   out=$(OMPI_MCA_btl_vader_single_copy_mechanism=$3 mpirun -n "$1" "$bin/fdk-bench-mpi" --case "$case_name" --precision "$precision" --root "$2" \
         --gpu-of-rank "$share" --budget-host "$budget" --repeats "$repeats" --warmup "$warmup" 2>&1)
+  [ "$mps" = mps ] && mps_stop
   echo "$out" | tail -n 8
   s=$(echo "$out" | grep -Eo 'median end to end [0-9.]+ s' | grep -Eo '[0-9.]+ s')
-  rows+=("$1 rank(s), root $2, GPU $share, single copy $3 (fdk-bench-mpi) | ${s:-FAILED}")
+  rows+=("$1 rank(s), root $2, GPU $share, single copy $3${mps:+, MPS} (fdk-bench-mpi) | ${s:-FAILED}")
 done
 echo
 echo "## case ($case_name) $precision, host budget $budget per process, $gpus GPU(s)"
