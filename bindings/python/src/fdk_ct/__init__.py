@@ -12,7 +12,7 @@ projections and (z, y, x) for the volume.
 """
 from __future__ import annotations
 
-from . import errors
+from . import errors, phantom
 from ._native import LibraryNotFoundError, library_path
 from ._reconstruct import reconstruct
 from .errors import FdkError
@@ -53,4 +53,4 @@ def backend_info() -> dict:
 
 __all__ = ["reconstruct", "Reconstructor", "Geometry", "Volume", "ViewGeometry",
            "VolumeArray", "Progress", "Slab", "FdkError", "LibraryNotFoundError",
-           "errors", "library_path", "library_version", "backend_info", "__version__"]
+           "errors", "phantom", "library_path", "library_version", "backend_info", "__version__"]
