@@ -112,6 +112,36 @@ case "$tag" in
     ;;
 esac
 echo "build-wheel.sh: auditwheel reports the platform tag $shown"
+# The licences of the libraries the wheel carries besides libfdk (native.sh's
+# and auditwheel's), from their Debian copyright files, as
+# dist-info/licenses/THIRD-PARTY-NOTICES.txt; `wheel pack` rewrites RECORD.
+notices() {
+  local tree="$1" lib name pkg
+  echo "fdk-ct wheel: the third-party libraries in fdk_ct/_lib/ and fdk_ct.libs/."
+  for lib in "$tree"/fdk_ct/_lib/*.so* "$tree"/fdk_ct.libs/*.so*; do
+    name="$(basename "$lib")"
+    [ "$name" != libfdk.so ] || continue
+    # auditwheel names a grafted library NAME-HASH8.so.VERSION.
+    pkg="$(dpkg -S "$(sed 's/-[0-9a-f]\{8\}\(\.so\)/\1/' <<<"$name")" 2>/dev/null | head -1 | cut -d: -f1)"
+    [ -n "$pkg" ] && [ -f "/usr/share/doc/$pkg/copyright" ] || die "no Debian copyright file for $name"
+    echo
+    echo "== $name (Debian package $pkg)"
+    cat "/usr/share/doc/$pkg/copyright"
+  done
+}
+wheel unpack --dest "$work/unpacked" "$final" >/dev/null
+tree="$(echo "$work/unpacked"/fdk_ct-*)"
+info="$tree/fdk_ct-$version.dist-info"
+notices "$tree" > "$info/licenses/THIRD-PARTY-NOTICES.txt"
+sed -i 's|^License-File: LICENSE$|&\nLicense-File: THIRD-PARTY-NOTICES.txt|' "$info/METADATA"
+grep -q '^License-File: THIRD-PARTY-NOTICES.txt$' "$info/METADATA" || die "METADATA has no License-File: LICENSE line"
+mkdir "$work/final"
+wheel pack --dest-dir "$work/final" "$tree" >/dev/null
+final="$(echo "$work/final"/*.whl)"
+echo "build-wheel.sh: notices for $(grep -c '^== ' "$info/licenses/THIRD-PARTY-NOTICES.txt") bundled libraries added"
+repacked="$(quoted 'following platform tag:' "$(auditwheel show "$final" 2>/dev/null)")"
+[ "$repacked" = "$shown" ] || die "the repacked wheel shows $repacked, not $shown"
+
 case "$(basename "$final")" in
   *-py3-none-*.whl) ;;
   *) die "$(basename "$final") is not tagged py3-none-<platform>" ;;

@@ -78,6 +78,12 @@ for prefix in ("libfdk.so", "libkissfft", "libzstd"):
 check(Path(fdk_ct.library_path()).resolve() == package / "_lib" / "libfdk.so",
       f"fdk_ct.library_path() is the bundled library: {fdk_ct.library_path()}")
 
+notices = [f for f in importlib.metadata.files("fdk-ct") or []
+           if f.name == "THIRD-PARTY-NOTICES.txt"]
+text = notices[0].read_text() if notices else ""
+check(all(f"== {os.path.basename(p)} " in text for p in ours if "libfdk" not in p),
+      "THIRD-PARTY-NOTICES.txt names every bundled library")
+
 distribution = importlib.metadata.version("fdk-ct")
 check(distribution == fdk_ct.library_version() == fdk_ct.__version__,
       f"one version: wheel {distribution}, library {fdk_ct.library_version()}, "
