@@ -179,6 +179,7 @@ wheel="$(sed -n 's/^build-wheel.sh: wrote //p' "$work/wheel.log")"
 [ -f "$wheel" ] || fail "build-wheel.sh wrote no wheel"
 PYTHON=/usr/bin/python3 bash bindings/python/packaging/check-wheel.sh "$wheel" </dev/null
 PYTHON=/usr/bin/python3 bash bindings/python/packaging/test-check-wheel.sh "$wheel" </dev/null
+PYTHON=/usr/bin/python3 bash bindings/python/packaging/test-build-wheel.sh "$prefix/lib/libfdk.so" </dev/null
 echo "Python wheel: $(basename "$wheel"), $(du -h "$wheel" | cut -f1), built and checked in $((SECONDS - wheel_start)) s"
 
 echo
