@@ -33,9 +33,10 @@
 #   9. Python: the fdk-ct wheel around this build's libfdk.so
 #      (bindings/python/packaging/build-wheel.sh: auditwheel show, repair to
 #      manylinux), installed into a fresh venv and run from there
-#      (check-wheel.sh), and check-wheel.sh shown to reject wheels that lack
-#      a bundled library (test-check-wheel.sh). Needs PyPI (numpy, and the
-#      pinned build tools).
+#      (check-wheel.sh); check-wheel.sh shown to reject wheels that lack a
+#      bundled library (test-check-wheel.sh) and build-wheel.sh to refuse
+#      versions that disagree (test-build-wheel.sh). Needs PyPI (numpy, and
+#      the pinned build tools).
 #
 # The packages land in build-pkg/packages/ (.deb, .tar.gz),
 # build-pkg/csharp/nupkg/ (.nupkg) and build-pkg/python/ (.whl).
