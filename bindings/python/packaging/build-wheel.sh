@@ -112,6 +112,7 @@ case "$tag" in
     ;;
 esac
 echo "build-wheel.sh: auditwheel reports the platform tag $shown"
+
 # The licences of the libraries the wheel carries besides libfdk (native.sh's
 # and auditwheel's), from their Debian copyright files, as
 # dist-info/licenses/THIRD-PARTY-NOTICES.txt; `wheel pack` rewrites RECORD.
