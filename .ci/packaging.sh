@@ -29,10 +29,17 @@
 #      (lib/netstandard2.0/Fdk.dll + runtimes/linux-x64/native/ +
 #      runtimes/win-x64/native/), the package extracted, and the example and
 #      the NUnit tests built against and run from the extracted package
-#      (bindings/csharp/build.sh all).
+#      (bindings/csharp/build.sh all);
+#   9. Python: the fdk-ct wheel around this build's libfdk.so
+#      (bindings/python/packaging/build-wheel.sh: auditwheel show, repair to
+#      manylinux), installed into a fresh venv and run from there
+#      (check-wheel.sh); check-wheel.sh shown to reject wheels that lack a
+#      bundled library (test-check-wheel.sh) and build-wheel.sh to refuse
+#      versions that disagree (test-build-wheel.sh). Needs PyPI (numpy, and
+#      the pinned build tools).
 #
-# The packages land in build-pkg/packages/ (.deb, .tar.gz) and
-# build-pkg/csharp/nupkg/ (.nupkg).
+# The packages land in build-pkg/packages/ (.deb, .tar.gz),
+# build-pkg/csharp/nupkg/ (.nupkg) and build-pkg/python/ (.whl).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$(pwd)"
@@ -45,9 +52,10 @@ step "dependencies"
 # mono-devel (mcs), nunit-console + libnunit-cil-dev (NUnit 2.6 for Mono),
 # nuget (pack), patchelf (the NuGet copy's RUNPATH), abigail-tools
 # (abidw/abidiff), dpkg-dev + file (CPack's dpkg-shlibdeps,
-# dpkg-gensymbols), binutils (nm, readelf, objcopy), lintian.
+# dpkg-gensymbols), binutils (nm, readelf, objcopy), lintian, python3-venv
+# (the wheel's build and check venvs).
 bash scripts/install-deps.sh mono-devel nunit-console libnunit-cil-dev nuget patchelf \
-  abigail-tools dpkg-dev file binutils lintian </dev/null
+  abigail-tools dpkg-dev file binutils lintian python3-venv </dev/null
 
 build="${FDK_PACKAGING_BUILD_DIR:-build-pkg}"
 jobs="${FDK_JOBS:-$(nproc)}"
@@ -161,6 +169,19 @@ fi
 
 step "C# binding: build, NuGet pack, example and tests from the package"
 bash bindings/csharp/build.sh all "$prefix" "$build/csharp" </dev/null
+
+step "Python: the fdk-ct wheel, installed into a fresh venv and run"
+# The installed libfdk.so, as the C# package takes it. Debian's python3,
+# whatever else is on PATH.
+wheel_start=$SECONDS
+PYTHON=/usr/bin/python3 bash bindings/python/packaging/build-wheel.sh \
+  "$prefix/lib/libfdk.so" "$build/python" </dev/null | tee "$work/wheel.log"
+wheel="$(sed -n 's/^build-wheel.sh: wrote //p' "$work/wheel.log")"
+[ -f "$wheel" ] || fail "build-wheel.sh wrote no wheel"
+PYTHON=/usr/bin/python3 bash bindings/python/packaging/check-wheel.sh "$wheel" </dev/null
+PYTHON=/usr/bin/python3 bash bindings/python/packaging/test-check-wheel.sh "$wheel" </dev/null
+PYTHON=/usr/bin/python3 bash bindings/python/packaging/test-build-wheel.sh "$prefix/lib/libfdk.so" </dev/null
+echo "Python wheel: $(basename "$wheel"), $(du -h "$wheel" | cut -f1), built and checked in $((SECONDS - wheel_start)) s"
 
 echo
 echo "packaging: all checks passed"
