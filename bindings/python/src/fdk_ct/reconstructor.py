@@ -395,11 +395,20 @@ def _slab_index(s: Any, count: int) -> int:
     return s
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
     """The view as a float32 array whose rows are contiguous and a positive
     multiple of 4 bytes apart: passed as is when it already is one (no copy),
     else converted, this view only."""
     arr = view if isinstance(view, np.ndarray) else np.asarray(view)
+    if arr.dtype == _F32 and arr.ndim == 2 and (shape is None or arr.shape == shape):
+        # The usual case, checked first and cheaply: it runs once a view.
+        row, col = arr.strides
+        if col == 4 and row >= 4 * arr.shape[1] and row % 4 == 0:
+            return arr
+        return np.ascontiguousarray(arr)
     if arr.ndim != 2:
         raise ValueError(f"a view must be 2-D (rows, cols), got shape {arr.shape}")
     if shape is not None and arr.shape != shape:
@@ -408,9 +417,4 @@ def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.floating):
         raise TypeError(f"projections must be floating-point line integrals; got dtype "
                         f"{arr.dtype} (raw counts must be converted: -log(I/I0))")
-    if arr.dtype != np.float32:
-        return np.ascontiguousarray(arr, dtype=np.float32)
-    row, col = arr.strides
-    if col != 4 or row < 4 * arr.shape[1] or row % 4 != 0:
-        return np.ascontiguousarray(arr)
-    return arr
+    return np.ascontiguousarray(arr, dtype=np.float32)
