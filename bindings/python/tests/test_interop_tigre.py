@@ -102,6 +102,32 @@ def test_per_view_arrays_and_euler_angles_are_read():
     np.testing.assert_allclose(g3.matrices[0], rtk, atol=1e-9)
 
 
+def test_detector_yaw_is_rtks_in_plane_angle():
+    # rotDetector's yaw turns the panel in its own plane about its centre:
+    # with a centred detector, exactly RTK's in-plane angle.
+    g, _ = tigre.from_tigre(make_geo(offDetector=np.zeros(2), rotDetector=np.array([0, 0, 0.05]),
+                                     angles=np.array([np.radians(30)])))
+    m = g.matrices[0] / np.linalg.norm(g.matrices[0][2, :3])
+    rtk = fdk_ct.interop.rtk_xml.rtk_matrix([30, 160, 240, 0, 0, 0, 0, np.degrees(0.05), 0])
+    np.testing.assert_allclose(m, rtk, atol=1e-9)
+
+
+def test_per_view_origin_moves_the_scanner_not_the_volume():
+    geo = make_geo()
+    g1, v1 = tigre.from_tigre(geo)
+    shifted = np.tile(geo.offOrigin, (N_VIEWS, 1))
+    shifted[1:, 2] += 2.0  # later views see the image 2 mm further along TIGRE's x
+    g2, v2 = tigre.from_tigre(make_geo(offOrigin=shifted))
+    assert v1 == v2
+    np.testing.assert_allclose(g1.matrices[0], g2.matrices[0], atol=1e-9)
+    # In view 1 the image sits 2 mm further along TIGRE's x (RTK's z): a
+    # volume point projects where, unshifted, the point 2 mm along did.
+    x = np.array([1.0, -3.0, 4.0, 1.0])
+    p1 = g1.matrices[1] @ (x + [0, 0, 2.0, 0])
+    p2 = g2.matrices[1] @ x
+    np.testing.assert_allclose(p1[:2] / p1[2], p2[:2] / p2[2], atol=1e-9)
+
+
 def test_unsupported_is_refused():
     with pytest.raises(ValueError, match="parallel"):
         tigre.from_tigre(make_geo(mode="parallel"))

@@ -2,8 +2,6 @@
 projection matrices: the one step ASTRA's and TIGRE's converters share."""
 from __future__ import annotations
 
-from typing import Tuple
-
 import numpy as np
 
 from ..geometry import Geometry
@@ -98,5 +96,3 @@ def check_finite(name: str, a: np.ndarray) -> None:
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} holds a NaN or an infinity")
 
-
-Vectors = Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]

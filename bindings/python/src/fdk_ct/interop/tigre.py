@@ -80,6 +80,11 @@ def _get(geo: Any, name: str, default: Any = None) -> Any:
     return value
 
 
+def _optional(geo: Any, name: str, default: Any) -> Any:
+    value = getattr(geo, name, None)
+    return default if value is None else value
+
+
 def from_tigre(geo: Any, angles: Optional[Any] = None) -> Tuple[Geometry, Volume]:
     """An fdk geometry and volume from a TIGRE geometry object.
 
@@ -119,14 +124,10 @@ def from_tigre(geo: Any, angles: Optional[Any] = None) -> Tuple[Geometry, Volume
     d_det = np.asarray(_get(geo, "dDetector"), dtype=np.float64).reshape(-1)
     if n_det.size != 2 or d_det.size != 2:
         raise ValueError("nDetector and dDetector must hold (v, u)")
-    off_det = per_view(getattr(geo, "offDetector", None) if getattr(geo, "offDetector", None)
-                       is not None else (0.0, 0.0), n, 2, "offDetector")
-    rot_det = per_view(getattr(geo, "rotDetector", None) if getattr(geo, "rotDetector", None)
-                       is not None else (0.0, 0.0, 0.0), n, 3, "rotDetector")
-    off_orig = per_view(getattr(geo, "offOrigin", None) if getattr(geo, "offOrigin", None)
-                        is not None else (0.0, 0.0, 0.0), n, 3, "offOrigin")
-    cor = per_view(getattr(geo, "COR", None) if getattr(geo, "COR", None) is not None else 0.0,
-                   n, 1, "COR")[:, 0]
+    off_det = per_view(_optional(geo, "offDetector", (0.0, 0.0)), n, 2, "offDetector")
+    rot_det = per_view(_optional(geo, "rotDetector", (0.0, 0.0, 0.0)), n, 3, "rotDetector")
+    off_orig = per_view(_optional(geo, "offOrigin", (0.0, 0.0, 0.0)), n, 3, "offOrigin")
+    cor = per_view(_optional(geo, "COR", 0.0), n, 1, "COR")[:, 0]
     for name, arr in (("DSO", dso), ("DSD", dsd), ("dDetector", d_det), ("offDetector", off_det),
                       ("rotDetector", rot_det), ("offOrigin", off_orig), ("COR", cor)):
         check_finite(name, arr)
@@ -164,9 +165,8 @@ def volume_from_tigre(geo: Any, off_origin: Optional[np.ndarray] = None) -> Volu
         d = np.asarray(_get(geo, "sVoxel"), dtype=np.float64) / nv
     d = np.asarray(d, dtype=np.float64).reshape(-1)
     if off_origin is None:
-        off_origin = np.asarray(getattr(geo, "offOrigin", None) if getattr(geo, "offOrigin", None)
-                                is not None else (0.0, 0.0, 0.0), dtype=np.float64)
-        off_origin = off_origin.reshape(-1, 3)[0]
+        off_origin = np.asarray(_optional(geo, "offOrigin", (0.0, 0.0, 0.0)),
+                                dtype=np.float64).reshape(-1, 3)[0]
     first = -(nv * d) / 2 + d / 2 + off_origin  # TIGRE's (z, y, x)
     z, y, x = 0, 1, 2
     # fdk's (z, y, x) = TIGRE's (x, z, y)
