@@ -121,6 +121,11 @@ def test_wrong_files_fail_naming_the_element(text, message):
     assert message in str(e.value) and "bad.xml" in str(e.value)
 
 
+def test_version_is_a_number():
+    text = '<RTKThreeDCircularGeometry version="3.0">' + GOOD + "<Projection/>" + TAIL
+    assert rtk_xml.parse(text)[0][1:3] == [1000, 1500]
+
+
 def test_a_matching_matrix_is_accepted():
     views = rtk_xml.parse(HEAD + GOOD + "<Projection><GantryAngle>0</GantryAngle><Matrix>" + M0
                           + "</Matrix></Projection>" + TAIL)

@@ -40,7 +40,7 @@ _ANGLES = (0, 7, 8)
 _BY_NAME = {name.lower(): k for k, name in enumerate(FIELDS)}
 _BY_NAME["angle"] = 0
 _MAX_ANGLE_DEG = 1e6  # the library's bound: beyond it the step between views is lost
-_MAX_BYTES = 256 << 20  # no geometry file is this large; a bound against a runaway input
+_MAX_BYTES = 256 << 20  # the C++ reader's bound (kMaxXmlBytes) against a runaway input
 MATRIX_TOLERANCE = 1e-3  # RTK's own check of <Matrix> against the parameters
 
 
@@ -110,7 +110,8 @@ def parse(text: Union[str, bytes], name: str = "<string>") -> List[List[float]]:
     version = root.get("version")
     if version is None:
         raise ValueError(f"geometry '{name}': no version attribute (RTK needs version 3)")
-    if version.strip() not in ("2", "3"):
+    number = _number(version.strip())
+    if number not in (2.0, 3.0):  # "3.0" is 3, as for the C++ reader
         raise ValueError(f"geometry '{name}': version {version!r} is not supported "
                          "(versions 2 and 3 are)")
 
