@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._rotations import rx as _rx, ry as _ry, rz as _rz
 from .geometry import Geometry, Volume
 
 
@@ -61,27 +62,6 @@ def modified_shepp_logan(scale: float = 1.0, mu: float = 1.0) -> List[Ellipsoid]
         out.append(Ellipsoid((x * scale, z * scale, -y * scale + 0.0),
                              (a * scale, c * scale, b * scale), rho * mu, angle))
     return out
-
-
-def _ry(a: np.ndarray) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    z, o = np.zeros_like(a), np.ones_like(a)
-    return np.stack([np.stack([c, z, s], -1), np.stack([z, o, z], -1),
-                     np.stack([-s, z, c], -1)], -2)
-
-
-def _rx(a: np.ndarray) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    z, o = np.zeros_like(a), np.ones_like(a)
-    return np.stack([np.stack([o, z, z], -1), np.stack([z, c, -s], -1),
-                     np.stack([z, s, c], -1)], -2)
-
-
-def _rz(a: np.ndarray) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    z, o = np.zeros_like(a), np.ones_like(a)
-    return np.stack([np.stack([c, -s, z], -1), np.stack([s, c, z], -1),
-                     np.stack([z, z, o], -1)], -2)
 
 
 def _view_table(geometry: Geometry) -> np.ndarray:

@@ -48,29 +48,12 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._rotations import rx as _rx, ry as _ry, rz as _rz
 from ..geometry import Geometry, Volume
 from ._vectors import check_finite, geometry_from_vectors, per_view
 
 # Rows are RTK's x, y, z in TIGRE's coordinates: a cyclic permutation (det +1).
 TIGRE_TO_RTK = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
-
-
-def _rz(a: np.ndarray) -> np.ndarray:
-    c, s, o, z = np.cos(a), np.sin(a), np.ones_like(a), np.zeros_like(a)
-    return np.stack([np.stack([c, -s, z], -1), np.stack([s, c, z], -1),
-                     np.stack([z, z, o], -1)], -2)
-
-
-def _ry(a: np.ndarray) -> np.ndarray:
-    c, s, o, z = np.cos(a), np.sin(a), np.ones_like(a), np.zeros_like(a)
-    return np.stack([np.stack([c, z, s], -1), np.stack([z, o, z], -1),
-                     np.stack([-s, z, c], -1)], -2)
-
-
-def _rx(a: np.ndarray) -> np.ndarray:
-    c, s, o, z = np.cos(a), np.sin(a), np.ones_like(a), np.zeros_like(a)
-    return np.stack([np.stack([o, z, z], -1), np.stack([z, c, -s], -1),
-                     np.stack([z, s, c], -1)], -2)
 
 
 def _get(geo: Any, name: str, default: Any = None) -> Any:
