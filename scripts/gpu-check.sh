@@ -6,14 +6,15 @@
 #   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [agreement] [bench] [deb] [python] [CASES...]
 #          (default: tests bench a b c; python alone: cases a b)
 # python: the Python binding (fdk_ct) against C on the same libfdk.so.0:
-# per case, fdk-bench then bindings/python/bench/fdk_bench.py, alternately
-# PY_ROUNDS times (default 2), PY_REPEATS timed runs each (default 7) after
-# one warm-up, then one line "case, C end to end, Python streaming, Python
-# reconstruct(), overhead %" (bindings/python/bench/compare.py, medians of
-# the pooled runs; PY_BACKEND=cpu tries the step on a machine without a
-# GPU). numpy: python3's own, else a wheel carried in gpu-prebuilt/wheels
-# (pip download numpy --only-binary=:all: --python-version 3.12
-# --platform manylinux2014_x86_64 -d gpu-prebuilt/wheels).
+# per case, fdk-bench and bindings/python/bench/fdk_bench.py, PY_ROUNDS
+# rounds (default 2; odd rounds C first, even ones Python first),
+# PY_REPEATS timed runs each (default 7) after one warm-up, then one line
+# "case, C end to end, Python streaming, Python reconstruct(), overhead %"
+# (bindings/python/bench/compare.py, medians of the pooled runs;
+# PY_BACKEND=cpu tries the step on a machine without a GPU). numpy:
+# python3's own, else a wheel carried in gpu-prebuilt/wheels (pip download
+# numpy --only-binary=:all: --python-version 3.12 --platform
+# manylinux2014_x86_64 -d gpu-prebuilt/wheels).
 # agreement: the matrix of scripts/rtk-agreement.sh on the CPU and CUDA
 # backends against rtkfdk's figures measured on the development machine
 # (gpu-prebuilt/agreement-reference.json, staged by gpu-prebuild.sh after
@@ -201,11 +202,18 @@ if [ $run_python -eq 1 ]; then
       cjson=() pyjson=()
       for round in $(seq 1 "${PY_ROUNDS:-2}"); do
         clog="$out/py-$c-c$round" pylog="$out/py-$c-python$round"
-        "$bench" --case "$c" --backend "${PY_BACKEND:-cuda}" --repeats "${PY_REPEATS:-7}" --commit "$commit" \
-          --json "$clog.json" >"$clog.log" 2>&1 || echo "== case $c round $round: fdk-bench failed: $(tail -3 "$clog.log")"
-        FDK_CT_LIBRARY="$libfdk" PYTHONPATH="$pypath" PYTHONUNBUFFERED=1 python3 bindings/python/bench/fdk_bench.py \
-          --case "$c" --backend "${PY_BACKEND:-cuda}" --repeats "${PY_REPEATS:-7}" --commit "$commit" \
-          --json "$pylog.json" >"$pylog.log" 2>&1 || echo "== case $c round $round: fdk_bench.py failed: $(tail -3 "$pylog.log")"
+        run_c() {
+          "$bench" --case "$c" --backend "${PY_BACKEND:-cuda}" --repeats "${PY_REPEATS:-7}" --commit "$commit" \
+            --json "$clog.json" >"$clog.log" 2>&1 || echo "== case $c round $round: fdk-bench failed: $(tail -3 "$clog.log")"
+        }
+        run_py() {
+          FDK_CT_LIBRARY="$libfdk" PYTHONPATH="$pypath" PYTHONUNBUFFERED=1 python3 bindings/python/bench/fdk_bench.py \
+            --case "$c" --backend "${PY_BACKEND:-cuda}" --repeats "${PY_REPEATS:-7}" --commit "$commit" \
+            --json "$pylog.json" >"$pylog.log" 2>&1 || echo "== case $c round $round: fdk_bench.py failed: $(tail -3 "$pylog.log")"
+        }
+        # Odd rounds C first, even rounds Python first: neither side always
+        # gets the GPU straight from idle.
+        if [ $((round % 2)) -eq 1 ]; then run_c; run_py; else run_py; run_c; fi
         # The warm-up volumes' min, max and mean: the same data reconstructed.
         echo "== case $c round $round, warm-up volumes: C: $(grep -E '^volume check' "$clog.log" | sed 's/^volume check *warm-up run: //'); Python: $(grep -E '^volume check' "$pylog.log" | sed 's/^volume check *warm-up run: //' | paste -sd'|')"
         grep -E "^(end to end|filter\+store \(push\)|after last push|create \(plan\)|destroy) +[0-9.]+ +[0-9.]+ +[0-9.]+$|^reconstruct\(\) +median|^volume faults" "$clog.log" "$pylog.log" | sed "s|^$out/||"
