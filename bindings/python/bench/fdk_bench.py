@@ -25,7 +25,8 @@ reconstruct  one fdk_ct.reconstruct(projections, geometry, volume) call,
 Options as fdk-bench's where they exist (--case, --size/--views/--det,
 --backend, --precision, --budget-host, --budget-gpu, --threads,
 --slab-thickness, --repeats, --warmup, --pool, --gpus, --outside-fov,
---json, --commit); --only streaming|reconstruct runs one of the two.
+--json, --commit); --only streaming|reconstruct runs one of the two;
+--push raw and --pool-layout views are diagnostics (see parse_args).
 """
 from __future__ import annotations
 
@@ -88,6 +89,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--gpus", type=int, default=1)
     p.add_argument("--outside-fov", choices=["backproject", "zero"], default="backproject")
     p.add_argument("--only", choices=["streaming", "reconstruct"], default=None)
+    # Diagnostics, to tell the binding's cost from the process's: push
+    # through ctypes directly (no Reconstructor.push), and views allocated
+    # one by one as fdk-bench's (not one (pool, rows, cols) block).
+    p.add_argument("--push", choices=["binding", "raw"], default="binding")
+    p.add_argument("--pool-layout", choices=["block", "views"], default="block")
     p.add_argument("--json", default="")
     p.add_argument("--commit", default="")
     o = p.parse_args(argv)
@@ -165,7 +171,7 @@ class Check:
                 "non_finite": self.non_finite}
 
 
-def streaming_run(o, geometry, volume, pool: np.ndarray, buf_holder: list,
+def streaming_run(o, geometry, volume, pool: Any, buf_holder: list,
                   check: Optional[Check]) -> Dict[str, float]:
     """fdk-bench's run_series body, call for call, through a Reconstructor."""
     t: Dict[str, float] = {}
@@ -180,10 +186,20 @@ def streaming_run(o, geometry, volume, pool: np.ndarray, buf_holder: list,
     buf = buf_holder[0]
     views, npool, slabs = o.views, len(pool), rec.slab_count
     push, read = rec.push, rec.read_slab
-    p0 = time.perf_counter()
-    for view in range(views):
-        push(view, pool[view % npool])
-    p1 = time.perf_counter()
+    if o.push == "raw":
+        raw, handle = rec._lib.fdk_push_projection, rec._handle
+        pointers = [v.ctypes.data for v in pool]
+        pitch = 4 * o.det_u
+        p0 = time.perf_counter()
+        for view in range(views):
+            if raw(handle, view, pointers[view % npool], pitch, None) != 0:
+                raise RuntimeError(f"fdk_push_projection(view {view}) failed")
+        p1 = time.perf_counter()
+    else:
+        p0 = time.perf_counter()
+        for view in range(views):
+            push(view, pool[view % npool])
+        p1 = time.perf_counter()
     rec.finish()
     f1 = time.perf_counter()
     for s in range(slabs):
@@ -259,12 +275,17 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"({bytes_per_view * pool / 2**20:.2f} MiB) ...", flush=True)
     g0 = time.perf_counter()
     views = synthetic.make_pool(pool, o.views, o.det_u, o.det_v)
+    if o.pool_layout == "views":
+        # One allocation per view, as fdk-bench's; the block is freed.
+        views = [np.array(v) for v in views]
     print(f"generated in {time.perf_counter() - g0:.2f} s", flush=True)
 
     result: Dict[str, Any] = {}
     total = o.warmup + o.repeats
     if o.only in (None, "streaming"):
-        print("== streaming: Reconstructor, push, finish, read_slab(i, out=buf)")
+        print("== streaming: Reconstructor, push, finish, read_slab(i, out=buf)"
+              + (" (pushed through ctypes directly)" if o.push == "raw" else "")
+              + (" (views allocated one by one)" if o.pool_layout == "views" else ""))
         buf_holder = [np.empty(0, dtype=np.float32)]
         runs: List[Dict[str, float]] = []
         check = Check()
@@ -307,9 +328,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 projections = None
             else:
                 # Outside the timing: the pool repeated into one (views, rows, cols) array.
-                projections = views[np.arange(o.views) % pool]
+                projections = np.stack([views[i % pool] for i in range(o.views)])
         else:
-            projections = views
+            projections = views if isinstance(views, np.ndarray) else np.stack(views)
         if projections is not None:
             times: List[float] = []
             check2 = Check()
@@ -352,6 +373,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             "geometry": {"size": o.size, "views": o.views, "det_u": o.det_u, "det_v": o.det_v},
             "backend_requested": o.backend,
             "pool": pool, "repeats": o.repeats, "warmup": o.warmup,
+            "push": o.push, "pool_layout": o.pool_layout,
             **result,
         }
         Path(o.json).write_text(json.dumps(doc, indent=2) + "\n")
