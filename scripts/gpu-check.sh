@@ -3,8 +3,18 @@
 # runs the gpu-labelled tests, then the benchmark cases, and prints a short
 # table last. Debian's gtest and KissFFT travel unpacked in .deps/root (see
 # scripts/fetch-gpu-deps.sh); carry ".deps" with the call.
-#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [agreement] [bench] [deb] [CASES...]
-#          (default: tests bench a b c)
+#   usage: [FDK_COMMIT=abc1234] scripts/gpu-check.sh [tests] [agreement] [bench] [deb] [python] [CASES...]
+#          (default: tests bench a b c; python alone: cases a b)
+# python: the Python binding (fdk_ct) against C on the same libfdk.so.0:
+# per case, fdk-bench and bindings/python/bench/fdk_bench.py, PY_ROUNDS
+# rounds (default 2; odd rounds C first, even ones Python first),
+# PY_REPEATS timed runs each (default 7) after one warm-up, then one line
+# "case, C end to end, Python streaming, Python reconstruct(), overhead %"
+# (bindings/python/bench/compare.py, medians of the pooled runs;
+# PY_BACKEND=cpu tries the step on a machine without a GPU). numpy:
+# python3's own, else a wheel carried in gpu-prebuilt/wheels (pip download
+# numpy --only-binary=:all: --python-version 3.12 --platform
+# manylinux2014_x86_64 -d gpu-prebuilt/wheels).
 # agreement: the matrix of scripts/rtk-agreement.sh on the CPU and CUDA
 # backends against rtkfdk's figures measured on the development machine
 # (gpu-prebuilt/agreement-reference.json, staged by gpu-prebuild.sh after
@@ -34,18 +44,22 @@ deps="$PWD/.deps/root/usr"
 for pc in "$deps"/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
   [ -f "$pc" ] && sed -i "s|^prefix=.*|prefix=$deps|" "$pc"
 done
-run_tests=0 run_bench=0 run_agreement=0 run_deb=0 cases=()
+run_tests=0 run_bench=0 run_agreement=0 run_deb=0 run_python=0 cases=()
 for arg in "$@"; do
   case "$arg" in
     tests) run_tests=1 ;;
     agreement) run_agreement=1 ;;
     bench) run_bench=1 ;;
     deb) run_deb=1 ;;
+    python) run_python=1 ;;
     *) cases+=("$arg") ;;
   esac
 done
-if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ] && [ $run_agreement -eq 0 ] && [ $run_deb -eq 0 ]; then run_tests=1 run_bench=1; fi
-[ ${#cases[@]} -gt 0 ] || cases=(a b c)
+if [ $run_tests -eq 0 ] && [ $run_bench -eq 0 ] && [ $run_agreement -eq 0 ] && [ $run_deb -eq 0 ] && [ $run_python -eq 0 ]; then run_tests=1 run_bench=1; fi
+if [ ${#cases[@]} -eq 0 ]; then
+  cases=(a b c)
+  [ $run_python -eq 1 ] && [ $run_bench -eq 0 ] && cases=(a b)
+fi
 
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
 commit=${FDK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -57,6 +71,7 @@ if [ -x gpu-prebuilt/bin/fdk-bench ]; then
   [ -n "${FDK_COMMIT:-}" ] || commit=$(cat gpu-prebuilt/COMMIT)
   echo "prebuilt $(cat gpu-prebuilt/COMMIT) (gpu-prebuilt/)"
   summary+=("binaries: prebuilt $(cat gpu-prebuilt/COMMIT)")
+  libfdk="$PWD/gpu-prebuilt/lib/libfdk.so.0"
   bench=$bin/fdk-bench store_bench=$bin/store-bench cuda_tests=$bin/test_cuda_backend multi_tests=$bin/test_multi_gpu
   accuracy_tests=$bin/test_phantom_accuracy agreement_tool=$bin/fdk-agreement
 else
@@ -70,6 +85,7 @@ else
     { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
   echo "built $commit"
   bench=./build-gpu/tools/fdk-bench/fdk-bench
+  libfdk="$PWD/build-gpu/capi/libfdk.so.0"
   store_bench=./build-gpu/tools/store-bench/store-bench
   cuda_tests=./build-gpu/tests/gpu/test_cuda_backend multi_tests=./build-gpu/tests/gpu/test_multi_gpu
   accuracy_tests=./build-gpu/tests/accuracy/test_phantom_accuracy
@@ -166,6 +182,52 @@ if [ $run_bench -eq 1 ]; then
       while IFS= read -r line; do summary+=("$name: $line"); done < <(grep -E "^(scaling|gpu [0-9]|host peak|store)" "$log")
     fi
   done
+fi
+
+if [ $run_python -eq 1 ]; then
+  pysite=""
+  if ! python3 -c "import numpy" 2>/dev/null; then
+    wheel=$(ls gpu-prebuilt/wheels/numpy-*.whl 2>/dev/null | head -1)
+    if [ -n "$wheel" ] && python3 -m pip install -q --no-index --no-deps --target /tmp/fdk-py-site "$wheel"; then
+      pysite=/tmp/fdk-py-site
+    else
+      summary+=("python: no numpy in python3 and no gpu-prebuilt/wheels/numpy-*.whl to install")
+    fi
+  fi
+  if python3 -c "import numpy" 2>/dev/null || [ -n "$pysite" ]; then
+    pypath="$PWD/bindings/python/src${pysite:+:$pysite}"
+    echo "python $(python3 -c 'import sys; print(sys.version.split()[0])'), numpy $(PYTHONPATH="$pypath" python3 -c 'import numpy; print(numpy.__version__)'), libfdk $libfdk"
+    header=1
+    for c in "${cases[@]}"; do
+      cjson=() pyjson=()
+      for round in $(seq 1 "${PY_ROUNDS:-2}"); do
+        clog="$out/py-$c-c$round" pylog="$out/py-$c-python$round"
+        run_c() {
+          "$bench" --case "$c" --backend "${PY_BACKEND:-cuda}" --repeats "${PY_REPEATS:-7}" --commit "$commit" \
+            --json "$clog.json" >"$clog.log" 2>&1 || echo "== case $c round $round: fdk-bench failed: $(tail -3 "$clog.log")"
+        }
+        run_py() {
+          FDK_CT_LIBRARY="$libfdk" PYTHONPATH="$pypath" PYTHONUNBUFFERED=1 python3 bindings/python/bench/fdk_bench.py \
+            --case "$c" --backend "${PY_BACKEND:-cuda}" --repeats "${PY_REPEATS:-7}" --commit "$commit" \
+            --json "$pylog.json" >"$pylog.log" 2>&1 || echo "== case $c round $round: fdk_bench.py failed: $(tail -3 "$pylog.log")"
+        }
+        # Odd rounds C first, even rounds Python first: neither side always
+        # gets the GPU straight from idle.
+        if [ $((round % 2)) -eq 1 ]; then run_c; run_py; else run_py; run_c; fi
+        # The warm-up volumes' min, max and mean: the same data reconstructed.
+        echo "== case $c round $round, warm-up volumes: C: $(grep -E '^volume check' "$clog.log" | sed 's/^volume check *warm-up run: //'); Python: $(grep -E '^volume check' "$pylog.log" | sed 's/^volume check *warm-up run: //' | paste -sd'|')"
+        grep -E "^(end to end|filter\+store \(push\)|after last push|create \(plan\)|destroy) +[0-9.]+ +[0-9.]+ +[0-9.]+$|^reconstruct\(\) +median|^volume faults" "$clog.log" "$pylog.log" | sed "s|^$out/||"
+        [ -f "$clog.json" ] && cjson+=("$clog.json")
+        [ -f "$pylog.json" ] && pyjson+=("$pylog.json")
+      done
+      if [ ${#cjson[@]} -gt 0 ] && [ ${#pyjson[@]} -gt 0 ]; then
+        line=$(python3 bindings/python/bench/compare.py "$c" "${cjson[@]}" -- "${pyjson[@]}")
+        [ $header -eq 1 ] && summary+=("python: $(echo "$line" | head -1)")
+        header=0
+        summary+=("python: $(echo "$line" | tail -1)")
+      fi
+    done
+  fi
 fi
 
 # deb: the packaged library (libfdk0's .deb from .ci/packaging.sh, staged by
