@@ -26,7 +26,7 @@ Options as fdk-bench's where they exist (--case, --size/--views/--det,
 --backend, --precision, --budget-host, --budget-gpu, --threads,
 --slab-thickness, --repeats, --warmup, --pool, --gpus, --outside-fov,
 --json, --commit); --only streaming|reconstruct runs one of the two;
---push raw and --pool-layout views are diagnostics (see parse_args).
+--push raw and --pool-layout block are diagnostics (see parse_args).
 """
 from __future__ import annotations
 
@@ -89,11 +89,14 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--gpus", type=int, default=1)
     p.add_argument("--outside-fov", choices=["backproject", "zero"], default="backproject")
     p.add_argument("--only", choices=["streaming", "reconstruct"], default=None)
-    # Diagnostics, to tell the binding's cost from the process's: push
-    # through ctypes directly (no Reconstructor.push), and views allocated
-    # one by one as fdk-bench's (not one (pool, rows, cols) block).
+    # --push raw: through ctypes directly (no Reconstructor.push), to tell
+    # the binding's cost from the process's. --pool-layout: the views
+    # allocated one by one as fdk-bench's (the default: like for like), or
+    # one (pool, rows, cols) block, which numpy marks for huge pages and
+    # which the H200 machine copies from measurably slower (about 1.5 ms of
+    # (a)'s 62 ms, with raw pushes too: docs/PERFORMANCE.md).
     p.add_argument("--push", choices=["binding", "raw"], default="binding")
-    p.add_argument("--pool-layout", choices=["block", "views"], default="block")
+    p.add_argument("--pool-layout", choices=["block", "views"], default="views")
     p.add_argument("--json", default="")
     p.add_argument("--commit", default="")
     o = p.parse_args(argv)
@@ -285,7 +288,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if o.only in (None, "streaming"):
         print("== streaming: Reconstructor, push, finish, read_slab(i, out=buf)"
               + (" (pushed through ctypes directly)" if o.push == "raw" else "")
-              + (" (views allocated one by one)" if o.pool_layout == "views" else ""))
+              + (" (views allocated one by one, as fdk-bench's)" if o.pool_layout == "views"
+                 else " (views from one (pool, rows, cols) block)"))
         buf_holder = [np.empty(0, dtype=np.float32)]
         runs: List[Dict[str, float]] = []
         check = Check()

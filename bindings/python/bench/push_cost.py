@@ -52,9 +52,8 @@ def main() -> int:
     geometry = fdk_ct.Geometry.circular(VIEWS, 1000.0, 1500.0, 0.75,
                                         detector_shape=(ROWS, COLS))
     rec = fdk_ct.Reconstructor(geometry, fdk_ct.Volume((8, 8, 8), 1.0), backend="cpu")
-    real = rec._lib
-    rec._lib = types.SimpleNamespace(fdk_push_projection=f,
-                                     fdk_last_error=real.fdk_last_error)
+    real = rec._push
+    rec._push = f  # the function Reconstructor.push calls
     pool = np.ones((VIEWS, ROWS, COLS), np.float32)
     pointers = [pool[i].ctypes.data for i in range(VIEWS)]
     handle, push = rec._handle, rec.push
@@ -74,7 +73,7 @@ def main() -> int:
     try:
         b, r = median_per_call(binding), median_per_call(raw)
     finally:
-        rec._lib = real
+        rec._push = real
         rec.close()
     print(f"Reconstructor.push {b * 1e6:.2f} us, ctypes directly {r * 1e6:.2f} us per call "
           f"(medians of {LOOPS} loops of {VIEWS}); the binding's own cost "

@@ -62,7 +62,7 @@ def fdk_bench():
     return module
 
 
-@pytest.mark.parametrize("extra", [[], ["--push", "raw", "--pool-layout", "views"]])
+@pytest.mark.parametrize("extra", [[], ["--push", "raw", "--pool-layout", "block"]])
 def test_a_small_case_runs_both_figures(fdk_bench, tmp_path, extra):
     out = tmp_path / "py.json"
     assert fdk_bench.main(["--size", "16", "--views", "12", "--det", "16", "16",

@@ -21,8 +21,12 @@ def test_cuda_agrees_with_the_cpu_backend(small_scan):
             rec.push(i, proj[i])
         rec.finish()
         cuda = rec.read_volume()
-    scale = float(np.abs(cpu).max())
-    assert float(np.abs(cuda - cpu).max()) < 1e-4 * scale
+    # The texture units interpolate with 8-bit fractions: single voxels
+    # differ by up to ~1e-3 of the peak, the volume by far less (the C GPU
+    # tests' bound on the relative L2 is the same).
+    rel_l2 = float(np.linalg.norm(cuda - cpu) / np.linalg.norm(cpu))
+    assert rel_l2 < 1e-3, rel_l2
+    assert float(np.abs(cuda - cpu).max()) < 2e-3 * float(np.abs(cpu).max())
 
 
 def test_cuda_streaming_with_a_reader_thread(small_scan):
