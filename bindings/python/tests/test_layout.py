@@ -93,3 +93,11 @@ def test_version_and_library_path():
         os.path.realpath(os.environ.get("FDK_CT_LIBRARY", fdk_ct.library_path()))
     info = fdk_ct.backend_info()
     assert isinstance(info["cuda_usable"], bool)
+
+
+def test_the_fast_data_pointer_is_numpys():
+    import numpy as np
+    block = np.arange(5 * 6 * 7, dtype=np.float32).reshape(5, 6, 7)
+    for a in (block, block[2], block[1:, 2:, 3:], block[:, ::2], block.transpose(1, 0, 2),
+              np.moveaxis(block, 0, 1)[3], block[::-1], np.asfortranarray(block)):
+        assert _native.data_pointer(a) == a.ctypes.data

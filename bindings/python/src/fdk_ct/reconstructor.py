@@ -264,7 +264,7 @@ class Reconstructor:
         if type(index) is not int or not -2**31 <= index < 2**31:
             index = _index(index)
         c_view = None if geometry is None else ctypes.byref(geometry._to_c())
-        self._call(self._push, index, arr.ctypes.data, arr.strides[0], c_view)
+        self._call(self._push, index, _native.data_pointer(arr), arr.strides[0], c_view)
 
     def finish(self) -> None:
         """No more views: waits until every pushed view is stored."""
