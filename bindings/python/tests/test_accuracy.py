@@ -135,3 +135,39 @@ def test_modified_shepp_logan_with_offsets_and_tilts():
     inner = (np.abs(np.gradient(truth)).sum(axis=0) == 0) & (truth > 0) & (truth < 0.01)
     inner[:, :16, :] = inner[:, 48:, :] = False  # the cone's far planes
     assert np.abs(vol[inner] - truth[inner]).mean() < 0.1 * 0.004
+
+
+def test_out_reuses_a_volume_and_is_checked(small_scan):
+    geo, proj, grid = small_scan
+    ref = fdk_ct.reconstruct(proj, geo, grid, backend="cpu", threads=2)
+    out = fdk_ct.empty_volume(grid)
+    out[...] = np.nan
+    vol = fdk_ct.reconstruct(proj, geo, grid, backend="cpu", threads=2, out=out)
+    assert np.shares_memory(vol, out) and vol.volume == grid
+    np.testing.assert_array_equal(vol, ref)
+    again = fdk_ct.reconstruct(proj * 2, geo, grid, backend="cpu", threads=2, out=ref)
+    assert np.shares_memory(again, ref)
+    for bad in (np.empty(grid.shape, np.float32),        # C-contiguous (z, y, x)
+                np.empty(grid.shape, np.float64)[:, :, :],
+                np.empty((48, 48, 47), np.float32)):
+        with pytest.raises(ValueError, match="out must"):
+            fdk_ct.reconstruct(proj, geo, grid, backend="cpu", threads=2, out=bad)
+
+
+def test_the_one_call_push_loop_stops_at_the_first_bad_view(small_scan):
+    geo, proj, grid = small_scan
+    p = proj.copy()
+    p[30, 2, 9] = np.nan
+    seen = []
+    with pytest.raises(fdk_ct.errors.InvalidArgumentError, match="projection 30"):
+        fdk_ct.reconstruct(p, geo, grid, backend="cpu", threads=2,
+                           progress=lambda q: seen.append(q.views_pushed))
+    assert max(seen) == 30
+    # Views in reverse memory order (a negative stride) take the same path.
+    rev = proj[::-1]
+    geo_rev = fdk_ct.Geometry.from_views(
+        [(geo.num_views - 1 - i) * 3.0 for i in range(geo.num_views)], 400.0, 600.0, 1.0,
+        detector_shape=(80, 96))
+    np.testing.assert_allclose(fdk_ct.reconstruct(rev, geo_rev, grid, backend="cpu", threads=2),
+                               fdk_ct.reconstruct(proj, geo, grid, backend="cpu", threads=2),
+                               atol=1e-6)

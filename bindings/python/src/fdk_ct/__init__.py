@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import errors, phantom
 from ._native import LibraryNotFoundError, library_path
-from ._reconstruct import reconstruct
+from ._reconstruct import empty_volume, reconstruct
 from .errors import FdkError
 from .geometry import Geometry, ViewGeometry, Volume
 from .reconstructor import Progress, Reconstructor, Slab
@@ -51,6 +51,6 @@ def backend_info() -> dict:
     }
 
 
-__all__ = ["reconstruct", "Reconstructor", "Geometry", "Volume", "ViewGeometry",
+__all__ = ["reconstruct", "empty_volume", "Reconstructor", "Geometry", "Volume", "ViewGeometry",
            "VolumeArray", "Progress", "Slab", "FdkError", "LibraryNotFoundError",
            "errors", "phantom", "library_path", "library_version", "backend_info", "__version__"]

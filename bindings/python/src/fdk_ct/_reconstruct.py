@@ -14,7 +14,7 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
                 window: str = "ram-lak", cutoff: float = 1.0, backend: str = "auto",
                 precision: str = "float32", budget: Any = None,
                 progress: Optional[Callable[[Progress], Any]] = None,
-                **options: Any) -> VolumeArray:
+                out: Optional[np.ndarray] = None, **options: Any) -> VolumeArray:
     """Reconstructs a volume from a scan's projections with FDK.
 
     Parameters
@@ -30,6 +30,9 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
         The grid; default :meth:`Geometry.default_volume`.
     window, cutoff, backend, precision, budget, progress, **options
         As for :class:`Reconstructor`.
+    out : ndarray, optional
+        A volume to overwrite (:func:`empty_volume`, or an earlier result on
+        the same grid) instead of allocating a new one.
 
     Returns
     -------
@@ -61,7 +64,13 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
     with Reconstructor(geometry, volume, window=window, cutoff=cutoff, backend=backend,
                        precision=precision, budget=budget, progress=progress,
                        **options) as rec:
-        for i in range(views):
-            rec.push(i, projections[i])
+        rec._push_scan(projections)
         rec.finish()
-        return rec.read_volume()
+        return rec.read_volume(out)
+
+
+def empty_volume(volume: Volume) -> VolumeArray:
+    """An uninitialised volume for ``out=``: ``(z, y, x)`` float32 over the
+    library's layout (each y plane one contiguous axial image)."""
+    nz, ny, nx = volume.shape
+    return VolumeArray(np.empty((ny, nz, nx), dtype=np.float32).transpose(1, 0, 2), volume)

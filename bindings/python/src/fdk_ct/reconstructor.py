@@ -347,14 +347,52 @@ class Reconstructor:
             left.remove(pick)
             yield self.read_slab(pick)
 
-    def read_volume(self) -> VolumeArray:
-        """The whole volume, ``(z, y, x)``, with its grid (see :class:`VolumeArray`)."""
-        nz, ny, nx = self.volume.shape
-        native = np.empty((ny, nz, nx), dtype=np.float32)
+    def read_volume(self, out: Optional[np.ndarray] = None) -> VolumeArray:
+        """The whole volume, ``(z, y, x)``, with its grid (see :class:`VolumeArray`).
+
+        ``out``: a volume to overwrite instead of allocating one, as returned
+        by :func:`fdk_ct.empty_volume` or an earlier read of the same grid
+        (a new volume's pages cost the first write of each: on a GPU that is
+        a large part of a small reconstruction).
+        """
+        native = _native_order(out, self.volume)
         for s, (y0, y1) in enumerate(self._slabs):
             part = native[y0:y1]
-            self._call(self._lib.fdk_read_slab, s, part.ctypes.data, part.nbytes)
+            self._call(self._lib.fdk_read_slab, s, _native.data_pointer(part), part.nbytes)
         return VolumeArray(native.transpose(1, 0, 2), self.volume)
+
+    def _push_scan(self, projections: np.ndarray) -> None:
+        """Pushes every view of a ``(views, rows, cols)`` array, view i as index i.
+
+        The one-call path: when the views are float32 with contiguous rows,
+        each view's address is the first one's plus i strides, so the loop
+        makes no Python object per view; other arrays go view by view
+        through :meth:`push`.
+        """
+        views = projections.shape[0]
+        stride, pitch, col = projections.strides
+        if not (projections.dtype == _F32 and projections.shape[1:] == self._detector_shape
+                and col == 4 and pitch >= self._min_pitch and not pitch % 4):
+            for i in range(views):
+                self.push(i, projections[i])
+            return
+        first = _native.data_pointer(projections)
+        push, last_error = self._push, self._lib.fdk_last_error
+        handle = self._enter()
+        status, message = 0, b""
+        try:
+            for i in range(views):
+                status = push(handle, i, first + i * stride, pitch, None)
+                if status:
+                    message = last_error(handle)
+                    break
+                if self._callback_error:
+                    break
+        finally:
+            self._leave()
+        if self._callback_error:
+            self._reraise_callback_error()
+        raise_for(status, message.decode(errors="replace"))
 
     # ---- introspection --------------------------------------------------------
     def _info(self, cls: Any, fn: Callable[..., int]) -> Any:
@@ -410,6 +448,22 @@ def _slab_index(s: Any, count: int) -> int:
 
 
 _F32 = np.dtype(np.float32)
+
+
+def _native_order(out: Optional[np.ndarray], volume: Volume) -> np.ndarray:
+    """A ``(ny, nz, nx)`` C-contiguous float32 array for the library's layout:
+    new, or the memory under ``out``, a ``(z, y, x)`` view of one."""
+    nz, ny, nx = volume.shape
+    if out is None:
+        return np.empty((ny, nz, nx), dtype=np.float32)
+    if not isinstance(out, np.ndarray) or out.dtype != _F32 or out.shape != (nz, ny, nx):
+        raise ValueError(f"out must be a float32 (z, y, x) = {volume.shape} array "
+                         "(fdk_ct.empty_volume)")
+    native = out.transpose(1, 0, 2)
+    if not native.flags.c_contiguous or not native.flags.writeable:
+        raise ValueError("out must be laid out as fdk_ct.empty_volume makes it (each y "
+                         "plane contiguous: the (z, y, x) view of a (y, z, x) array)")
+    return native
 
 
 def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
