@@ -13,7 +13,7 @@ Lengths are in one unit (normally mm); the volume comes out in 1/unit.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -40,7 +40,7 @@ def _triple(value: Union[float, Sequence[float]], name: str) -> Triple:
     return (float(arr[0]), float(arr[1]), float(arr[2]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Volume:
     """The reconstruction grid.
 
@@ -56,21 +56,24 @@ class Volume:
     """
 
     shape: Tuple[int, int, int]
-    spacing: Triple = (1.0, 1.0, 1.0)
-    origin: Optional[Triple] = None
+    spacing: Triple
+    origin: Triple
 
-    def __post_init__(self) -> None:
-        shape = tuple(int(n) for n in np.broadcast_to(np.asarray(self.shape), (3,)))
-        if any(n < 1 for n in shape):
-            raise ValueError(f"volume shape must be positive, got {shape}")
-        spacing = _triple(self.spacing, "volume spacing")
-        if self.origin is None:
-            origin = tuple(-(n - 1) / 2.0 * s for n, s in zip(shape, spacing))
+    def __init__(self, shape: Sequence[int], spacing: Union[float, Sequence[float]] = 1.0,
+                 origin: Optional[Sequence[float]] = None) -> None:
+        dims = np.broadcast_to(np.asarray(shape), (3,))
+        size = (int(dims[0]), int(dims[1]), int(dims[2]))
+        if any(n < 1 for n in size):
+            raise ValueError(f"volume shape must be positive, got {size}")
+        step = _triple(spacing, "volume spacing")
+        if origin is None:
+            start = (-(size[0] - 1) / 2.0 * step[0], -(size[1] - 1) / 2.0 * step[1],
+                     -(size[2] - 1) / 2.0 * step[2])
         else:
-            origin = _triple(self.origin, "volume origin")
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "spacing", spacing)
-        object.__setattr__(self, "origin", origin)
+            start = _triple(origin, "volume origin")
+        object.__setattr__(self, "shape", size)
+        object.__setattr__(self, "spacing", step)
+        object.__setattr__(self, "origin", start)
 
     @property
     def size_bytes(self) -> int:
@@ -268,13 +271,13 @@ class Geometry:
     # ---- derived ------------------------------------------------------------
     def with_detector_shape(self, shape: Tuple[int, int]) -> "Geometry":
         """The same geometry with its detector's (rows, cols) fixed."""
-        shape = _shape2(shape)
-        if self.detector_shape is not None and self.detector_shape != shape:
-            raise ValueError(f"projections of {shape[0]} rows x {shape[1]} columns do not "
+        fixed = _shape2(shape)
+        assert fixed is not None
+        if self.detector_shape is not None and self.detector_shape != fixed:
+            raise ValueError(f"projections of {fixed[0]} rows x {fixed[1]} columns do not "
                              f"match the geometry's detector of {self.detector_shape[0]} x "
                              f"{self.detector_shape[1]}")
-        from dataclasses import replace
-        return replace(self, detector_shape=shape, view_table=self.view_table,
+        return replace(self, detector_shape=fixed, view_table=self.view_table,
                        matrices=self.matrices)
 
     def resolved_detector_origin(self) -> Pair:

@@ -111,13 +111,16 @@ class Reconstructor:
         self._finished = threading.Event()
         self._local = threading.local()
         self._callback_error: dict = {}
-        self._c_callback = None
-        self._user_progress = None
+        self._c_callback: Any = None
+        self._user_progress: Optional[Callable[[Progress], Any]] = None
 
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
         if detector_shape is not None:
             geometry = geometry.with_detector_shape(detector_shape)
+        if geometry.detector_shape is None:
+            raise ValueError("the detector's shape is not known: give the geometry a "
+                             "detector_shape, or detector_shape= here")
         if volume is None:
             volume = geometry.default_volume()
         if not isinstance(volume, Volume):
@@ -212,16 +215,18 @@ class Reconstructor:
     # ---- progress -------------------------------------------------------------
     def set_progress(self, progress: Optional[Callable[[Progress], Any]]) -> None:
         """Replaces the progress callable (None removes it)."""
+        c_cb: Any
         if progress is None:
-            c_cb = _native.PROGRESS_FN()
+            c_cb = _native.PROGRESS_FN(0)  # the NULL function pointer: no callback
         else:
             if not callable(progress):
                 raise TypeError("progress must be callable")
+            user = progress
 
             def trampoline(_user: Any, p: Any) -> None:
                 self._local.in_callback = True
                 try:
-                    progress(Progress._from_c(p.contents))
+                    user(Progress._from_c(p.contents))
                 except BaseException as e:  # raised again by the call, on its thread
                     self._callback_error.setdefault(threading.get_ident(), e)
                 finally:
@@ -428,7 +433,8 @@ class Reconstructor:
 
 
 def _as_dict(s: ctypes.Structure) -> dict:
-    return {name: getattr(s, name) for name, _ in s._fields_ if name != "struct_size"}
+    names = [field[0] for field in s._fields_]
+    return {name: getattr(s, name) for name in names if name != "struct_size"}
 
 
 def _index(i: Any) -> int:
@@ -473,7 +479,7 @@ def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
     arr = view if isinstance(view, np.ndarray) else np.asarray(view)
     if arr.dtype == _F32 and arr.ndim == 2 and (shape is None or arr.shape == shape):
         # The usual case, checked first and cheaply: it runs once a view.
-        row, col = arr.strides
+        row, col = arr.strides[0], arr.strides[1]
         if col == 4 and row >= 4 * arr.shape[1] and row % 4 == 0:
             return arr
         return np.ascontiguousarray(arr)
