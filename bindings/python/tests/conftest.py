@@ -85,3 +85,13 @@ def small_scan():
     geo = fdk_ct.Geometry.circular(120, sid=400.0, sdd=600.0, detector_spacing=1.0,
                                    detector_shape=(80, 96))
     return geo, project(geo), fdk_ct.Volume((48, 48, 48), 1.25)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Exit 77 when every test of the run was skipped (none failed, none
+    passed), so that ctest reports the file as skipped (SKIP_RETURN_CODE)
+    from the outcome itself, never from words in the output."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    stats = reporter.stats if reporter is not None else {}
+    if exitstatus == 0 and stats.get("skipped") and not stats.get("passed"):
+        session.exitstatus = 77
