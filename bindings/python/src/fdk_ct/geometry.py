@@ -188,10 +188,7 @@ class Geometry:
                                projection_offset_x, projection_offset_y,
                                in_plane_angle_deg, out_of_plane_angle_deg)
         return cls(kind="circular", num_views=int(num_views),
-                   detector_spacing=_pair(detector_spacing, "detector_spacing"),
-                   detector_origin=None if detector_origin is None
-                   else _pair(detector_origin, "detector_origin"),
-                   detector_shape=_shape2(detector_shape),
+                   **_detector(detector_spacing, detector_origin, detector_shape),
                    first_angle_deg=float(first_angle_deg), arc_deg=float(arc_deg),
                    uniform=uniform)
 
@@ -227,10 +224,7 @@ class Geometry:
             columns.append(np.broadcast_to(a, (n,)))
         table = np.ascontiguousarray(np.stack(columns, axis=1))
         return cls(kind="views", num_views=n,
-                   detector_spacing=_pair(detector_spacing, "detector_spacing"),
-                   detector_origin=None if detector_origin is None
-                   else _pair(detector_origin, "detector_origin"),
-                   detector_shape=_shape2(detector_shape), view_table=table)
+                   **_detector(detector_spacing, detector_origin, detector_shape), view_table=table)
 
     @classmethod
     def from_matrices(cls, matrices: np.ndarray,
@@ -248,10 +242,7 @@ class Geometry:
         if m.ndim != 3 or m.shape[1:] != (3, 4) or m.shape[0] == 0:
             raise ValueError(f"matrices must have shape (views, 3, 4), got {m.shape}")
         return cls(kind="matrices", num_views=m.shape[0],
-                   detector_spacing=_pair(detector_spacing, "detector_spacing"),
-                   detector_origin=None if detector_origin is None
-                   else _pair(detector_origin, "detector_origin"),
-                   detector_shape=_shape2(detector_shape),
+                   **_detector(detector_spacing, detector_origin, detector_shape),
                    matrices=np.ascontiguousarray(m))
 
     @classmethod
@@ -355,6 +346,14 @@ class Geometry:
             raise ValueError(f"unknown geometry kind {self.kind!r}")
         return keep
 
+
+
+def _detector(spacing: Union[float, Sequence[float]], origin: Optional[Sequence[float]],
+              shape: Optional[Sequence[int]]) -> dict:
+    """The detector fields of a Geometry, normalised."""
+    return {"detector_spacing": _pair(spacing, "detector_spacing"),
+            "detector_origin": None if origin is None else _pair(origin, "detector_origin"),
+            "detector_shape": _shape2(shape)}
 
 
 def _shape2(shape: Optional[Sequence[int]]) -> Optional[Tuple[int, int]]:
