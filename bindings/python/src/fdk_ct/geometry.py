@@ -13,6 +13,7 @@ Lengths are in one unit (normally mm); the volume comes out in 1/unit.
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -255,9 +256,14 @@ class Geometry:
         origin, if not centred) come from the projections' image header, so
         they are given here.
         """
-        from .interop import rtk_xml
-        return rtk_xml.read(path, detector_spacing, detector_shape=detector_shape,
-                            detector_origin=detector_origin)
+        # The format module, not rtk_xml (which builds on this class).
+        from .interop.rtk_xml_format import parse, read_text
+        table = np.asarray(parse(read_text(path), os.fspath(path)), dtype=np.float64)
+        return cls.from_views(table[:, 0], table[:, 1], table[:, 2], detector_spacing,
+                              detector_shape=detector_shape, detector_origin=detector_origin,
+                              source_offset_x=table[:, 3], source_offset_y=table[:, 4],
+                              projection_offset_x=table[:, 5], projection_offset_y=table[:, 6],
+                              in_plane_angle_deg=table[:, 7], out_of_plane_angle_deg=table[:, 8])
 
     # ---- derived ------------------------------------------------------------
     def with_detector_shape(self, shape: Tuple[int, int]) -> "Geometry":
@@ -270,6 +276,24 @@ class Geometry:
                              f"{self.detector_shape[1]}")
         return replace(self, detector_shape=fixed, view_table=self.view_table,
                        matrices=self.matrices)
+
+    def view_parameters(self) -> np.ndarray:
+        """The (views, 9) RTK parameters of each view, in :class:`ViewGeometry`'s
+        field order (a copy). Not for a geometry of projection matrices
+        (ValueError: they are not decomposed here)."""
+        if self.kind == "views":
+            assert self.view_table is not None
+            return self.view_table.copy()
+        if self.kind == "circular":
+            assert self.uniform is not None
+            u = self.uniform
+            table = np.tile(np.asarray([float(getattr(u, f)) for f in _VIEW_FIELDS]),
+                            (self.num_views, 1))
+            table[:, 0] = self.first_angle_deg + np.arange(self.num_views) * (
+                self.arc_deg / self.num_views)
+            return table
+        raise ValueError(f"a geometry of kind {self.kind!r} has no per-view RTK parameters "
+                         "(projection matrices are not decomposed here)")
 
     def resolved_detector_origin(self) -> Pair:
         """The detector origin (ov, ou), centred when none was given."""

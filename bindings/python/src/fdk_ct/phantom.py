@@ -64,23 +64,6 @@ def modified_shepp_logan(scale: float = 1.0, mu: float = 1.0) -> List[Ellipsoid]
     return out
 
 
-def _view_table(geometry: Geometry) -> np.ndarray:
-    if geometry.kind == "views":
-        assert geometry.view_table is not None
-        return geometry.view_table
-    if geometry.kind == "circular":
-        assert geometry.uniform is not None
-        u = geometry.uniform
-        n = geometry.num_views
-        t = np.empty((n, 9))
-        t[:, 0] = geometry.first_angle_deg + np.arange(n) * geometry.arc_deg / n
-        t[:, 1:] = [u.sid, u.sdd, u.source_offset_x, u.source_offset_y,
-                    u.projection_offset_x, u.projection_offset_y, u.in_plane_angle_deg,
-                    u.out_of_plane_angle_deg]
-        return t
-    raise ValueError("project() needs a circular or per-view geometry (not matrices)")
-
-
 def project(geometry: Geometry, ellipsoids: Sequence[Ellipsoid],
             detector_shape: Optional[Tuple[int, int]] = None) -> np.ndarray:
     """Exact line integrals of ``ellipsoids`` for every view of ``geometry``.
@@ -96,7 +79,7 @@ def project(geometry: Geometry, ellipsoids: Sequence[Ellipsoid],
     sv, su = geometry.detector_spacing
     ov, ou = geometry.resolved_detector_origin()
     uu, vv = np.meshgrid(ou + su * np.arange(cols), ov + sv * np.arange(rows))
-    table = _view_table(geometry)
+    table = geometry.view_parameters()
     out = np.empty((table.shape[0], rows, cols), dtype=np.float32)
     for i, (g, sid, sdd, sox, soy, pox, poy, ip, oop) in enumerate(table):
         rot = _ry(np.radians(g)) @ _rx(np.radians(oop)) @ _rz(np.radians(ip))
