@@ -215,3 +215,37 @@ def test_measured_view_geometry_replaces_the_configured_one(small_scan):
             rec.push(i, proj[i], geometry=shifted)
         rec.finish()
         assert np.abs(rec.read_volume() - ref).max() > 0.005
+
+
+def test_close_races_with_calls_on_other_threads(small_scan):
+    # Threads hammer the handle while it is closed: each call either works or
+    # raises InvalidStateError / CancelledError; none touches a freed handle
+    # (which would crash the process, not fail the test).
+    geo, proj, grid = small_scan
+    for _ in range(30):
+        rec = _rec(small_scan)
+        stop = threading.Event()
+        odd = []
+
+        def hammer():
+            i = 0
+            while not stop.is_set():
+                try:
+                    rec.progress
+                    rec.view_state(i % geo.num_views)
+                    rec.push(i % geo.num_views, proj[i % geo.num_views])
+                except (errors.InvalidStateError, errors.CancelledError, errors.DuplicateError):
+                    pass
+                except Exception as e:  # noqa: BLE001
+                    odd.append(e)
+                i += 1
+        threads = [threading.Thread(target=hammer) for _ in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(0.002)
+        rec.close()
+        stop.set()
+        for t in threads:
+            t.join(30)
+        assert not odd, odd
+        assert rec.closed

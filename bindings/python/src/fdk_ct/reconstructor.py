@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
@@ -104,9 +105,13 @@ class Reconstructor:
                  progress: Optional[Callable[[Progress], Any]] = None,
                  **options: Any) -> None:
         self._handle: Optional[int] = None
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._active = 0
+        self._lock = threading.Lock()  # between closers only
+        # One entry per native call in progress. list.append and list.pop are
+        # atomic, so a call costs no lock (a push runs once a view); close()
+        # sets _closing first and then waits for this to empty, and a call
+        # appends first and then reads _closing, so no call can use a handle
+        # that close() has freed.
+        self._in_flight: List[None] = []
         self._closing = False
         self._finished = threading.Event()
         self._local = threading.local()
@@ -172,14 +177,14 @@ class Reconstructor:
             if self._handle is None or self._closing:
                 return
             self._closing = True
-            handle = self._handle
-            if self._active:
-                # Calls in flight return CANCELLED promptly; only then is it
-                # safe to free what they point at (_leave notifies).
-                self._lib.fdk_cancel(handle)
-                while self._active:
-                    self._idle.wait()
-            self._handle = None
+        handle = self._handle
+        if self._in_flight:
+            # Calls in flight return CANCELLED promptly; only then is it safe
+            # to free what they point at.
+            self._lib.fdk_cancel(handle)
+            while self._in_flight:
+                time.sleep(0.0005)
+        self._handle = None
         self._lib.fdk_destroy(handle)
 
     @property
@@ -187,17 +192,15 @@ class Reconstructor:
         return self._handle is None
 
     def _enter(self) -> int:
-        with self._lock:
-            if self._handle is None or self._closing:
-                raise InvalidStateError("the Reconstructor is closed")
-            self._active += 1
-            return self._handle
+        self._in_flight.append(None)
+        handle = self._handle
+        if handle is None or self._closing:
+            self._in_flight.pop()
+            raise InvalidStateError("the Reconstructor is closed")
+        return handle
 
     def _leave(self) -> None:
-        with self._lock:
-            self._active -= 1
-            if self._closing and self._active == 0:
-                self._idle.notify_all()
+        self._in_flight.pop()
 
     def _call(self, fn: Callable[..., int], *args: Any) -> None:
         handle = self._enter()
