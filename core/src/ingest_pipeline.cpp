@@ -384,17 +384,21 @@ void IngestPipeline::store_loop(int worker) {
     JobPtr job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      auto next = to_store_.end();
       for (;;) {
         if (stop_) return;
         auto resume = Clock::time_point::max();
-        if (!to_store_.empty() && store_may_run(Clock::now(), &resume)) break;
+        if (store_may_run(Clock::now(), &resume)) {
+          next = next_storable();
+          if (next != to_store_.end()) break;
+        }
         if (resume == Clock::time_point::max())
           store_wake_.wait(lock);
         else
           store_wake_.wait_until(lock, resume);
       }
-      job = to_store_.front();
-      to_store_.pop_front();
+      job = *next;
+      to_store_.erase(next);
     }
     try {
       store_one(*job, buffer);
@@ -404,6 +408,19 @@ void IngestPipeline::store_loop(int worker) {
     std::lock_guard<std::mutex> lock(mutex_);
     complete(*job);
   }
+}
+
+std::deque<IngestPipeline::JobPtr>::iterator IngestPipeline::next_storable() {
+  // A view without a reservation (its push waits for it: the budget is
+  // near) is measured against the room the reserved views in flight may
+  // still take, their worst case; stored first, it could fail although the
+  // others, stored, leave it room (a race that failed the last view of a
+  // scan under load). So it waits until no other view holds a reservation:
+  // those progress without it (filtered on other threads, stored first
+  // here), and its own push, waiting, adds none meanwhile.
+  for (auto it = to_store_.begin(); it != to_store_.end(); ++it)
+    if ((*it)->reserved || reserved_bytes_ == 0) return it;
+  return to_store_.end();
 }
 
 bool IngestPipeline::store_may_run(Clock::time_point now, Clock::time_point* resume) const {
@@ -483,7 +500,10 @@ void IngestPipeline::release_slot(Job& job) {
 }
 
 void IngestPipeline::complete(Job& job) {
-  if (job.reserved) reserved_bytes_ -= view_bound_;
+  if (job.reserved) {
+    reserved_bytes_ -= view_bound_;
+    store_wake_.notify_all();  // a view without a reservation may wait for this
+  }
   job.reserved = false;
   release_slot(job);
   --in_flight_;

@@ -136,6 +136,8 @@ class IngestPipeline {
   void store_loop(int worker);
   // With mutex_ held: whether a store worker may start a view now, and if
   // not because of a recent read, when it may (else time_point::max()).
+  // The first job in to_store_ that may be stored now (end() if none).
+  std::deque<JobPtr>::iterator next_storable();
   bool store_may_run(std::chrono::steady_clock::time_point now,
                      std::chrono::steady_clock::time_point* resume) const;
   void store_one(Job& job, float* worker_buffer);
