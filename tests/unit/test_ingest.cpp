@@ -32,6 +32,7 @@ struct Injection {
   int filtering = 0;  // filter() calls inside the gate
   int fail_view = -1;
   std::vector<int> fail_views;  // each fails its first filtering too
+  std::chrono::milliseconds even_view_delay{0};  // even views filtered this late
   std::atomic<int> dropped{0};
 
   void close() {
@@ -71,6 +72,7 @@ class InjectingBackend final : public fdk::Backend {
         fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
       }
     }
+    if (view % 2 == 0) std::this_thread::sleep_for(in_.even_view_delay);
     inner_->filter(model, view, g, pixels, pitch, filtered);
   }
   void view_dropped(const fdk::ScanModel&, int) override { ++in_.dropped; }
@@ -418,31 +420,14 @@ TEST(Ingest, DestroyAndCancelWithViewsInFlightAreClean) {
 }
 
 
-// The CPU backend with the even views filtered slowly: with two filter
-// threads the odd views overtake them into the store.
-class SlowEvenViews final : public fdk::Backend {
- public:
-  explicit SlowEvenViews(std::unique_ptr<fdk::Backend> inner) : inner_(std::move(inner)) {}
-  fdk_backend kind() const override { return inner_->kind(); }
-  void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
-              float* filtered) override {
-    if (view % 2 == 0) std::this_thread::sleep_for(15ms);
-    inner_->filter(model, view, g, pixels, pitch, filtered);
-  }
-  void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
-  uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
-    return inner_->host_work_bytes(m, planes);
-  }
-  void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
-
- private:
-  std::unique_ptr<fdk::Backend> inner_;
-};
-
 // Every view pushed; the store's report after finish.
+// The even views are filtered late: with two filter threads the odd ones
+// overtake them into the store.
 fdk_store_info store_after_scan(const SmallScan& scan, const fdk_config& config) {
-  fdk::Reconstruction r(config, [&](const fdk::ScanModel& m, const fdk::Settings&) {
-    return std::make_unique<SlowEvenViews>(fdk::make_cpu_backend(m, 2));
+  Injection in;
+  in.even_view_delay = 15ms;
+  fdk::Reconstruction r(config, [&](const fdk::ScanModel& m, const fdk::Settings& s) {
+    return std::make_unique<InjectingBackend>(fdk::make_cpu_backend(m, s.num_threads), in);
   });
   for (int v = 0; v < scan.views(); ++v) r.push(v, scan.pixels(v), scan.pitch(), nullptr);
   r.finish();

@@ -89,8 +89,10 @@ def test_the_library_agrees_on_the_struct_sizes_it_initialises():
 
 def test_version_and_library_path():
     assert fdk_ct.library_version() == fdk_ct.__version__
-    assert os.path.realpath(fdk_ct.library_path()) == \
-        os.path.realpath(os.environ.get("FDK_CT_LIBRARY", fdk_ct.library_path()))
+    chosen = os.environ.get("FDK_CT_LIBRARY")
+    if chosen:  # the file the loader mapped is the one asked for
+        assert os.path.realpath(fdk_ct.library_path()) == os.path.realpath(chosen)
+    assert os.path.basename(fdk_ct.library_path()).startswith("libfdk.so")
     info = fdk_ct.backend_info()
     assert isinstance(info["cuda_usable"], bool)
 

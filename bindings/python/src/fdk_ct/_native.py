@@ -301,13 +301,13 @@ def library_path() -> str:
     lib()
     # /proc/self/maps names the file the loader actually mapped, which is the
     # honest answer when a bare soname was resolved through the search path.
-    want = "libfdk.so"
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
-                path = line.rstrip("\n").split(maxsplit=5)[-1] if line.count(" ") >= 5 else ""
-                if want in os.path.basename(path):
-                    return path
+                # address perms offset dev inode [path]: a path may hold spaces
+                fields = line.rstrip("\n").split(maxsplit=5)
+                if len(fields) == 6 and os.path.basename(fields[5]).startswith("libfdk.so"):
+                    return fields[5]
     except OSError:
         pass
     return getattr(_lib, "_fdk_path", "")

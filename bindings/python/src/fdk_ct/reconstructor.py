@@ -117,7 +117,6 @@ class Reconstructor:
         self._local = threading.local()
         self._callback_error: dict = {}
         self._c_callback: Any = None
-        self._user_progress: Optional[Callable[[Progress], Any]] = None
 
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
@@ -149,7 +148,6 @@ class Reconstructor:
         self._lib = lib
         self._push = lib.fdk_push_projection
         self._detector_shape = geometry.detector_shape
-        self._min_pitch = 4 * geometry.detector_shape[1]
         self._slabs = self._query_slabs()
         if progress is not None:
             self.set_progress(progress)
@@ -237,7 +235,6 @@ class Reconstructor:
             c_cb = _native.PROGRESS_FN(trampoline)
         self._call(self._lib.fdk_set_progress_callback, c_cb, None)
         self._c_callback = c_cb  # the library holds the pointer: keep it alive
-        self._user_progress = progress
 
     def _reraise_callback_error(self) -> None:
         err = self._callback_error.pop(threading.get_ident(), None)
@@ -265,9 +262,8 @@ class Reconstructor:
         # no measured geometry) is checked cheaply: it runs once a view, and
         # (a)'s views take 75 us each in C (docs/PERFORMANCE.md).
         arr = view
-        if not (type(view) is np.ndarray and view.dtype is _F32
-                and view.shape == self._detector_shape and view.strides[1] == 4
-                and view.strides[0] >= self._min_pitch and not view.strides[0] % 4):
+        if not (type(view) is np.ndarray
+                and _rows_as_they_are(view.dtype, view.shape, view.strides, self._detector_shape)):
             arr = _view_pixels(view, self._detector_shape)
         if type(index) is not int or not -2**31 <= index < 2**31:
             index = _index(index)
@@ -335,7 +331,7 @@ class Reconstructor:
             if out.size < n:
                 raise ValueError(f"out holds {out.size} floats; slab {s} needs {n}")
             buf = out.reshape(-1)[:n].reshape(y1 - y0, nz, nx)
-        self._call(self._lib.fdk_read_slab, s, buf.ctypes.data, buf.nbytes)
+        self._call(self._lib.fdk_read_slab, s, _native.data_pointer(buf), buf.nbytes)
         return Slab(s, y0, y1, buf.transpose(1, 0, 2))
 
     def slabs(self, poll_interval: float = 0.01) -> Iterator[Slab]:
@@ -378,9 +374,9 @@ class Reconstructor:
         through :meth:`push`.
         """
         views = projections.shape[0]
-        stride, pitch, col = projections.strides
-        if not (projections.dtype == _F32 and projections.shape[1:] == self._detector_shape
-                and col == 4 and pitch >= self._min_pitch and not pitch % 4):
+        stride, pitch = projections.strides[:2]
+        if not _rows_as_they_are(projections.dtype, projections.shape[1:], projections.strides[1:],
+                                 self._detector_shape):
             for i in range(views):
                 self.push(i, projections[i])
             return
@@ -475,17 +471,20 @@ def _native_order(out: Optional[np.ndarray], volume: Volume) -> np.ndarray:
     return native
 
 
+def _rows_as_they_are(dtype: np.dtype, shape: Tuple[int, ...], strides: Tuple[int, ...],
+                      detector: Optional[Tuple[int, ...]]) -> bool:
+    """Whether a view of this layout goes to the library as it is: float32,
+    the detector's (rows, cols), contiguous rows a positive multiple of 4
+    bytes apart (any row stride: a slice, a padded pitch, a strided scan)."""
+    return (dtype == _F32 and shape == detector and strides[1] == 4
+            and strides[0] >= 4 * shape[1] and not strides[0] % 4)
+
+
 def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
-    """The view as a float32 array whose rows are contiguous and a positive
-    multiple of 4 bytes apart: passed as is when it already is one (no copy),
-    else converted, this view only."""
+    """The view as an array the library takes: itself when its rows are
+    usable as they are, else converted (this view only), after the checks
+    that name what is wrong."""
     arr = view if isinstance(view, np.ndarray) else np.asarray(view)
-    if arr.dtype == _F32 and arr.ndim == 2 and (shape is None or arr.shape == shape):
-        # The usual case, checked first and cheaply: it runs once a view.
-        row, col = arr.strides[0], arr.strides[1]
-        if col == 4 and row >= 4 * arr.shape[1] and row % 4 == 0:
-            return arr
-        return np.ascontiguousarray(arr)
     if arr.ndim != 2:
         raise ValueError(f"a view must be 2-D (rows, cols), got shape {arr.shape}")
     if shape is not None and arr.shape != shape:
@@ -494,4 +493,6 @@ def _view_pixels(view: Any, shape: Optional[Tuple[int, int]]) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.floating):
         raise TypeError(f"projections must be floating-point line integrals; got dtype "
                         f"{arr.dtype} (raw counts must be converted: -log(I/I0))")
+    if _rows_as_they_are(arr.dtype, arr.shape, arr.strides, arr.shape):
+        return arr
     return np.ascontiguousarray(arr, dtype=np.float32)
