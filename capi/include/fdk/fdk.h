@@ -83,7 +83,7 @@ extern "C" {
 
 /* ---- version -------------------------------------------------------------- */
 #define FDK_VERSION_MAJOR 0
-#define FDK_VERSION_MINOR 5
+#define FDK_VERSION_MINOR 6
 #define FDK_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
 #define FDK_VERSION_NUMBER \
@@ -624,7 +624,8 @@ typedef struct fdk_backend_info {
   uint32_t struct_size;     /* set by the caller to sizeof(fdk_backend_info) */
   int32_t cuda_built;       /* 1 when this library has the CUDA backend */
   int32_t cuda_usable;      /* 1 when FDK_BACKEND_AUTO would take CUDA: a
-                               driver, cuFFT and a GPU with code (below) */
+                               recent enough driver and a GPU with code
+                               (below) */
   int32_t num_sass;         /* architectures with machine code in the build */
   int32_t sass[FDK_MAX_GPU_ARCHS]; /* e.g. 90 for sm_90, ascending */
   int32_t ptx;              /* newest PTX carried (90 for compute_90), 0: none */
@@ -635,11 +636,19 @@ typedef struct fdk_backend_info {
   int32_t code_arch[FDK_MAX_DEVICES];  /* SASS: the cubin's architecture;
                                           JIT: the PTX compiled */
   char message[256];        /* when cuda_usable is 0: why, in words */
+  /* Added in 0.6 (a 0.4 caller's smaller struct_size is still accepted). */
+  int32_t driver_version;   /* the CUDA version the NVIDIA driver supports,
+                               as cuDriverGetVersion: 13000 for 13.0; 0 when
+                               no driver could be loaded */
+  int32_t driver_required;  /* the oldest such version the carried GPU code
+                               loads on (13000: NVIDIA driver 580 or newer) */
 } fdk_backend_info;
 
 /* Which backends this library can run here, and for each GPU whether it
    runs the build's machine code or JIT-compiled PTX. Any thread, no handle
-   needed; asks the CUDA runtime (which initialises each GPU once). Errors
+   needed; asks the NVIDIA driver (libcuda.so.1 / nvcuda.dll, loaded at run
+   time from the system; it initialises each GPU once). No CUDA toolkit is
+   needed: the GPU code travels inside the library. Errors
    (fdk_last_create_error): INVALID_ARGUMENT (NULL), STRUCT_SIZE. */
 FDK_API fdk_status fdk_get_backend_info(fdk_backend_info* info);
 
