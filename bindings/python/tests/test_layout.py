@@ -49,6 +49,20 @@ def test_every_struct_is_mirrored_with_its_size_and_offsets(facts):
             assert getattr(cls, f).offset == offsets[(name, f)], f"{name}.{f}"
 
 
+def test_backend_info_ends_with_the_driver_fields_of_0_6(facts):
+    # Appended in 0.6 after message[256]: a 0.5 library takes the struct
+    # that ends at driver_version (backend_info passes that size there).
+    sizes, offsets, _ = facts
+    info = _native.BackendInfoC
+    name = "fdk_backend_info"
+    assert offsets[(name, "driver_version")] == offsets[(name, "message")] + 256
+    assert offsets[(name, "driver_required")] == offsets[(name, "driver_version")] + 4
+    assert sizes[name] == offsets[(name, "driver_required")] + 4
+    assert (info.driver_version.offset, info.driver_required.offset, ctypes.sizeof(info)) \
+        == (offsets[(name, "driver_version")], offsets[(name, "driver_required")], sizes[name])
+    assert [f for f, _ in info._fields_][-3:] == ["message", "driver_version", "driver_required"]
+
+
 def test_enum_values_match(facts):
     _, _, enums = facts
     for name, value in _options.WINDOWS.items():
@@ -95,6 +109,24 @@ def test_version_and_library_path():
     assert os.path.basename(fdk_ct.library_path()).startswith("libfdk.so")
     info = fdk_ct.backend_info()
     assert isinstance(info["cuda_usable"], bool)
+
+
+def test_backend_info_reports_the_driver():
+    info = fdk_ct.backend_info()
+    assert isinstance(info["driver_version"], int) and info["driver_version"] >= 0
+    assert isinstance(info["driver_required"], int) and info["driver_required"] >= 0
+    for key in ("driver_version", "driver_required"):
+        v = info[key]
+        assert info[key + "_text"] == (f"{v // 1000}.{v % 1000 // 10}" if v else "")
+    if info["cuda_usable"]:  # a usable GPU means a driver at least as new as required
+        assert info["driver_required"] > 0 and info["driver_version"] >= info["driver_required"]
+    if info["cuda_built"]:  # the GPU code says what it needs: CUDA 13.0 (driver 580) or newer
+        assert info["driver_required"] >= 13000
+    else:
+        assert not info["cuda_usable"]
+    assert fdk_ct._cuda_version_text(13000) == "13.0"
+    assert fdk_ct._cuda_version_text(12080) == "12.8"
+    assert fdk_ct._cuda_version_text(0) == "" and fdk_ct._cuda_version_text(None) == ""
 
 
 def test_the_fast_data_pointer_is_numpys():

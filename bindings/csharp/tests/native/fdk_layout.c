@@ -146,6 +146,8 @@ int main(void) {
   FIELD(fdk_backend_info, code);
   FIELD(fdk_backend_info, code_arch);
   FIELD(fdk_backend_info, message);
+  FIELD(fdk_backend_info, driver_version);
+  FIELD(fdk_backend_info, driver_required);
 
   ENUM(FDK_MAX_DEVICES);
   ENUM(FDK_MAX_GPU_ARCHS);

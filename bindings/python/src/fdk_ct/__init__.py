@@ -12,6 +12,8 @@ projections and (z, y, x) for the volume.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from . import errors, phantom
 from ._native import LibraryNotFoundError, library_path
 from ._reconstruct import empty_volume, reconstruct
@@ -20,7 +22,7 @@ from .geometry import Geometry, ViewGeometry, Volume
 from .reconstructor import Progress, Reconstructor, Slab
 from .volume_array import VolumeArray
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 def library_version() -> str:
@@ -29,12 +31,33 @@ def library_version() -> str:
     return lib().fdk_version_string().decode()
 
 
+def _cuda_version_text(version: Optional[int]) -> str:
+    """A CUDA version as cuDriverGetVersion writes it (13000) in words
+    ("13.0"); "" for 0 or None (no driver, or not known)."""
+    if not version or version < 0:
+        return ""
+    return f"{version // 1000}.{(version % 1000) // 10}"
+
+
 def backend_info() -> dict:
-    """What the loaded library can run here (``fdk_get_backend_info``)."""
+    """What the loaded library can run here (``fdk_get_backend_info``).
+
+    ``driver_version``: the CUDA version the NVIDIA driver supports, as
+    cuDriverGetVersion (13000 for 13.0; 0 when no driver could be loaded);
+    ``driver_required``: the oldest such version the library's GPU code loads
+    on (13000: NVIDIA driver 580 or newer). Both are None with a libfdk
+    older than 0.6, which does not report them. ``driver_version_text`` and
+    ``driver_required_text`` say the same as "13.0" ("" for 0 or None). The
+    GPU needs only the NVIDIA driver, no CUDA toolkit.
+    """
     import ctypes
 
     from ._native import BackendInfoC, lib
-    info = BackendInfoC(struct_size=ctypes.sizeof(BackendInfoC))
+    # A 0.5 library knows the struct without 0.6's driver fields, and refuses
+    # any other struct_size.
+    has_driver = lib().fdk_version() >= 600
+    size = ctypes.sizeof(BackendInfoC) if has_driver else BackendInfoC.driver_version.offset
+    info = BackendInfoC(struct_size=size)
     status = lib().fdk_get_backend_info(ctypes.byref(info))
     errors.raise_for(status, lib().fdk_last_create_error().decode(errors="replace"))
     n = min(info.num_devices, len(info.compute_capability))
@@ -48,6 +71,10 @@ def backend_info() -> dict:
                      else str(info.code[i]),
                      "code_arch": info.code_arch[i]} for i in range(n)],
         "message": info.message.decode(errors="replace"),
+        "driver_version": info.driver_version if has_driver else None,
+        "driver_required": info.driver_required if has_driver else None,
+        "driver_version_text": _cuda_version_text(info.driver_version if has_driver else None),
+        "driver_required_text": _cuda_version_text(info.driver_required if has_driver else None),
     }
 
 

@@ -172,6 +172,10 @@ class BackendInfoC(ctypes.Structure):
         ("code", c_int32 * MAX_DEVICES),
         ("code_arch", c_int32 * MAX_DEVICES),
         ("message", c_char * 256),
+        # Added in 0.6; a 0.5 library takes the struct without them
+        # (backend_info passes the smaller struct_size there).
+        ("driver_version", c_int32),
+        ("driver_required", c_int32),
     ]
 
 
