@@ -1,6 +1,8 @@
 // fdk_get_backend_info: which backends this library can run on this
 // machine, and for each GPU whether it runs the machine code built for it
-// or PTX the driver compiles. No Reconstructor needed.
+// or PTX the driver compiles, and which CUDA version the NVIDIA driver
+// supports against the one the GPU code needs. No Reconstructor needed; the
+// GPU needs only the NVIDIA driver, no CUDA toolkit.
 using System;
 using System.Collections.Generic;
 using System.Collections.ObjectModel;
@@ -42,7 +44,7 @@ namespace Fdk
     {
         /// <summary>True when the native library has the CUDA backend.</summary>
         public bool CudaBuilt { get; private set; }
-        /// <summary>True when <see cref="Backend.Auto"/> would take CUDA (a driver, cuFFT and a GPU with code).</summary>
+        /// <summary>True when <see cref="Backend.Auto"/> would take CUDA (a recent enough NVIDIA driver and a GPU with code).</summary>
         public bool CudaUsable { get; private set; }
         /// <summary>Architectures with machine code in the build (90 for sm_90), ascending.</summary>
         public ReadOnlyCollection<int> SassArchitectures { get; private set; }
@@ -54,6 +56,33 @@ namespace Fdk
         public ReadOnlyCollection<GpuCodeInfo> Devices { get; private set; }
         /// <summary>When <see cref="CudaUsable"/> is false: why, in words; empty otherwise.</summary>
         public string Message { get; private set; }
+        /// <summary>
+        /// The CUDA version the NVIDIA driver supports, as cuDriverGetVersion reports it
+        /// (13000 for CUDA 13.0); 0 when no driver could be loaded, or when the native
+        /// library is older than 0.6 and does not report it.
+        /// </summary>
+        public int DriverVersion { get; private set; }
+        /// <summary>
+        /// The oldest such version the library's GPU code loads on (13000: CUDA 13.0, NVIDIA
+        /// driver 580 or newer); 0 when the native library is older than 0.6.
+        /// </summary>
+        public int DriverRequired { get; private set; }
+        /// <summary><see cref="DriverVersion"/> as "13.0"; empty when it is 0.</summary>
+        public string DriverVersionText { get { return FormatCudaVersion(DriverVersion); } }
+        /// <summary><see cref="DriverRequired"/> as "13.0"; empty when it is 0.</summary>
+        public string DriverRequiredText { get { return FormatCudaVersion(DriverRequired); } }
+
+        /// <summary>A CUDA version as cuDriverGetVersion writes it (13000, 12080) as "13.0", "12.8"; empty for 0 or less.</summary>
+        public static string FormatCudaVersion(int version)
+        {
+            if (version <= 0) return "";
+            return (version / 1000).ToString(System.Globalization.CultureInfo.InvariantCulture) + "." +
+                   (version % 1000 / 10).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        // fdk_backend_info up to message[256]: the struct_size a library older than 0.6
+        // takes (it refuses any other).
+        internal static readonly int SizeBefore06 = Marshal.OffsetOf(typeof(FdkBackendInfoNative), "driver_version").ToInt32();
 
         private BackendInfo() { }
 
@@ -61,7 +90,10 @@ namespace Fdk
         /// <exception cref="FdkException">The native call failed.</exception>
         public static unsafe BackendInfo Query()
         {
-            var n = new FdkBackendInfoNative { struct_size = (uint)sizeof(FdkBackendInfoNative) };
+            bool hasDriver = NativeMethods.fdk_version() >= 600;
+            var n = new FdkBackendInfoNative {
+                struct_size = (uint)(hasDriver ? sizeof(FdkBackendInfoNative) : SizeBefore06)
+            };
             FdkException.Check(NativeMethods.fdk_get_backend_info(&n), null);
             var sass = new List<int>();
             for (int i = 0; i < Math.Min(Math.Max(n.num_sass, 0), FdkBackendInfoNative.MaxGpuArchs); ++i) sass.Add(n.sass[i]);
@@ -76,6 +108,8 @@ namespace Fdk
                 DeviceCount = n.num_devices,
                 Devices = devices.AsReadOnly(),
                 Message = Marshal.PtrToStringAnsi((IntPtr)n.message) ?? "",
+                DriverVersion = hasDriver ? n.driver_version : 0,
+                DriverRequired = hasDriver ? n.driver_required : 0,
             };
         }
     }
@@ -95,5 +129,8 @@ namespace Fdk
         public fixed int code[FdkConfigNative.MaxDevices];
         public fixed int code_arch[FdkConfigNative.MaxDevices];
         public fixed byte message[256];
+        // Added in 0.6.
+        public int driver_version;
+        public int driver_required;
     }
 }

@@ -32,9 +32,39 @@ namespace Fdk.Tests
                 Assert.IsNotEmpty(info.Message, "CUDA unusable must say why");
             }
             Assert.AreEqual(Math.Min(info.DeviceCount, 16), info.Devices.Count);
-            Console.WriteLine("backend info: CUDA built {0}, usable {1}, SASS [{2}], PTX {3}, {4} device(s); {5}",
+            Console.WriteLine("backend info: CUDA built {0}, usable {1}, SASS [{2}], PTX {3}, {4} device(s), " +
+                              "driver CUDA {5} (needs {6}); {7}",
                               info.CudaBuilt, info.CudaUsable, string.Join(",", info.SassArchitectures),
-                              info.PtxArchitecture, info.DeviceCount, info.Message);
+                              info.PtxArchitecture, info.DeviceCount, info.DriverVersionText,
+                              info.DriverRequiredText, info.Message);
+        }
+
+        [Test]
+        public void SaysWhichDriverThereIsAndWhichTheGpuCodeNeeds()
+        {
+            BackendInfo info = BackendInfo.Query();
+            Assert.GreaterOrEqual(info.DriverVersion, 0);
+            Assert.GreaterOrEqual(info.DriverRequired, 0);
+            if (info.CudaBuilt)  // GPU code built by CUDA 13.0: NVIDIA driver 580 or newer
+                Assert.GreaterOrEqual(info.DriverRequired, 13000);
+            else
+                Assert.IsFalse(info.CudaUsable);
+            if (info.CudaUsable)
+            {
+                Assert.Greater(info.DriverRequired, 0);
+                Assert.GreaterOrEqual(info.DriverVersion, info.DriverRequired);
+            }
+            Assert.AreEqual(BackendInfo.FormatCudaVersion(info.DriverVersion), info.DriverVersionText);
+            Assert.AreEqual(BackendInfo.FormatCudaVersion(info.DriverRequired), info.DriverRequiredText);
+        }
+
+        [Test]
+        public void FormatsCudaVersionsAsTheDriverDoes()
+        {
+            Assert.AreEqual("13.0", BackendInfo.FormatCudaVersion(13000));
+            Assert.AreEqual("12.8", BackendInfo.FormatCudaVersion(12080));
+            Assert.AreEqual("13.1", BackendInfo.FormatCudaVersion(13010));
+            Assert.AreEqual("", BackendInfo.FormatCudaVersion(0));
         }
 
         [Test]

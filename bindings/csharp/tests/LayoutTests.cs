@@ -100,6 +100,29 @@ namespace Fdk.Tests
         }
 
         [Test]
+        public void BackendInfoEndsWithTheDriverFieldsOf06()
+        {
+            // Appended in 0.6 after message[256]; a library older than 0.6 gets the
+            // struct_size that ends before them (BackendInfo.SizeBefore06).
+            var offsets = new Dictionary<string, int>();
+            int size = -1;
+            foreach (string[] f in _facts)
+            {
+                if (f[0] == "offsetof" && f[1] == "fdk_backend_info") offsets[f[2]] = Int(f[3]);
+                if (f[0] == "sizeof" && f[1] == "fdk_backend_info") size = Int(f[2]);
+            }
+            Assert.IsTrue(offsets.ContainsKey("driver_version") && offsets.ContainsKey("driver_required"),
+                          "fdk_layout does not list fdk_backend_info's 0.6 fields");
+            Assert.AreEqual(offsets["message"] + 256, offsets["driver_version"]);
+            Assert.AreEqual(offsets["driver_version"] + 4, offsets["driver_required"]);
+            Assert.AreEqual(offsets["driver_required"] + 4, size);
+            Type t = typeof(FdkBackendInfoNative);
+            Assert.AreEqual(offsets["driver_version"], Marshal.OffsetOf(t, "driver_version").ToInt32());
+            Assert.AreEqual(offsets["driver_required"], Marshal.OffsetOf(t, "driver_required").ToInt32());
+            Assert.AreEqual(offsets["driver_version"], BackendInfo.SizeBefore06);
+        }
+
+        [Test]
         public void StructsAreBlittable()
         {
             foreach (Type t in Structs.Values)
