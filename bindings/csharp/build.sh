@@ -77,6 +77,9 @@ NETSTANDARD_REF="$MONO_LIB/4.7.2-api/Facades/netstandard.dll"
 API_DIR="$MONO_LIB/4.6.1-api"
 NETSTANDARD_RUNTIME="$MONO_LIB/4.5/Facades/netstandard.dll"
 PROJECT_URL="${FDK_PROJECT_URL:-}"
+# CUDA's libraries, Linux and Windows names (libcudart.so.13, cufft64_12.dll,
+# nvrtc64_130_0.dll, nvcuda.dll, ...): never in the package.
+CUDA_FILES='(^|/)(lib)?(cuda|nvcuda|cudart|cufft|nvrtc|nvjitlink)[^/]*\.(so|dll)(\.[^/]*)?$'
 
 build_library() {
   local out="$1"
@@ -276,6 +279,12 @@ all() {
   if grep -qi 'localhost' "$pkg/Fdk.nuspec"; then die "the package's Fdk.nuspec holds a placeholder (localhost)"; fi
   echo "build.sh: package contents:"
   (cd "$pkg" && find . -type f ! -name '*.rels' ! -name '*Content_Types*' | sort | sed 's/^/  /')
+  # No CUDA library in the package, Linux or Windows: the GPU needs only the
+  # NVIDIA driver, which libfdk loads at run time (native.sh check also
+  # looks at the NEEDED entries).
+  local cuda_files
+  cuda_files="$(cd "$pkg" && find . -type f | grep -iE "$CUDA_FILES" || true)"
+  [ -z "$cuda_files" ] || die "the package bundles CUDA libraries: $cuda_files"
   echo "== the package's native folder (ldd without LD_LIBRARY_PATH)"
   bash "$here/packaging/native.sh" check "$pkg/runtimes/linux-x64/native"
   check_references "$pkg/lib/netstandard2.0/Fdk.dll"

@@ -11,7 +11,15 @@
 #   native.sh check DIR           fails unless every .so in DIR resolves its
 #                                 dependencies (ldd, no LD_LIBRARY_PATH) from
 #                                 DIR itself or the base system, and needs no
-#                                 newer glibc or libstdc++ than documented
+#                                 newer glibc or libstdc++ than documented;
+#                                 and fails when a CUDA library (below) is in
+#                                 DIR or a NEEDED entry of a library there
+#
+# CUDA: the GPU needs only the NVIDIA driver, which libfdk loads itself at
+# run time (libcuda.so.1; dlopen, so a machine without it still loads
+# libfdk and runs on the CPU). No CUDA library is linked or bundled: neither
+# the driver's libcuda nor a toolkit library (libcudart, libcufft, libnvrtc,
+# libnvJitLink). Both stage and check refuse one.
 #
 # "Base" = what every Debian 12 and Ubuntu 22.04 system has: glibc, and the
 # libraries of the essential dpkg and of apt (libstdc++6, libgcc-s1,
@@ -19,9 +27,8 @@
 set -euo pipefail
 
 BASE='^(linux-vdso\.so\.1|ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libzstd\.so\.1)$'
-# CUDA libraries come with the NVIDIA driver (libcuda) or the CUDA toolkit
-# (libcufft): never bundled; a CPU-only build needs neither.
-SYSTEM_PROVIDED='^(libcuda\.so\.1|libcufft\.so\.[0-9]+)$'
+# Never a NEEDED entry, never bundled (see above).
+CUDA_LIBS='^(libcuda|libcudart|libcufft|libnvrtc|libnvJitLink)([._-].*)?\.(so|dll)(\..*)?$'
 # The floors docs/CSHARP.md states: the highest symbol versions the shipped
 # libraries may need (glibc 2.35 = Ubuntu 22.04; GLIBCXX_3.4.30 = GCC 12's
 # libstdc++, Debian 12 and Ubuntu 22.04).
@@ -29,6 +36,21 @@ GLIBC_FLOOR=2.35
 GLIBCXX_FLOOR=3.4.30
 
 die() { echo "native.sh: $*" >&2; exit 1; }
+
+# The NEEDED entries of $1 (readelf -d), one per line.
+needed() {
+  readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+}
+
+# Fails when $1 NEEDs a CUDA library.
+no_cuda_needed() {
+  local name
+  for name in $(needed "$1"); do
+    if [[ "$name" =~ $CUDA_LIBS ]]; then
+      die "$1 has NEEDED $name: the CUDA backend must load only the NVIDIA driver, at run time, and no CUDA toolkit library"
+    fi
+  done
+}
 
 # "name path" per resolved dependency of $1 ("name not-found" when missing).
 deps() {
@@ -41,11 +63,13 @@ deps() {
 stage() {
   local libfdk="$1" dest="$2" name path
   command -v patchelf >/dev/null || die "patchelf not found (Debian package patchelf)"
+  no_cuda_needed "$libfdk"
   mkdir -p "$dest"
   cp -L "$libfdk" "$dest/libfdk.so"
   chmod 0755 "$dest/libfdk.so"
   while read -r name path; do
-    [[ "$name" =~ $BASE || "$name" =~ $SYSTEM_PROVIDED ]] && continue
+    [[ "$name" =~ $BASE ]] && continue
+    [[ "$name" =~ $CUDA_LIBS ]] && die "$libfdk needs $name (through a dependency): no CUDA library may be bundled"
     [ "$path" != not-found ] || die "$libfdk needs $name, which is not installed here"
     cp -L "$path" "$dest/$name"
     chmod 0644 "$dest/$name"
@@ -70,10 +94,20 @@ check() {
   [ -f "$dir/libfdk.so" ] || die "no libfdk.so in $dir"
   [ "$(readelf -d "$dir/libfdk.so" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')" = '$ORIGIN' ] ||
     die "$dir/libfdk.so has no RUNPATH \$ORIGIN"
+  for lib in "$dir"/*; do
+    if [[ "$(basename "$lib")" =~ $CUDA_LIBS ]]; then
+      echo "native.sh: $(basename "$lib") is a CUDA library: never bundled"; bad=1
+    fi
+  done
   for lib in "${libs[@]}"; do
+    for name in $(needed "$lib"); do
+      if [[ "$name" =~ $CUDA_LIBS ]]; then
+        echo "native.sh: $(basename "$lib") has NEEDED $name: no CUDA library is linked (the driver is loaded at run time)"; bad=1
+      fi
+    done
     while read -r name path; do
-      if [ "$path" = - ] || [[ "$name" =~ $SYSTEM_PROVIDED ]]; then
-        continue  # the vDSO; CUDA's own libraries (on a machine without CUDA: not found)
+      if [ "$path" = - ]; then
+        continue  # the vDSO
       elif [ "$path" = not-found ]; then
         echo "native.sh: $(basename "$lib") needs $name: not found"; bad=1
       elif [ "$(dirname "$path")" = "$dir" ]; then
