@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Lists the GPU code inside a library's CUDA fat binary, without the CUDA
-tools (this machine has no cuobjdump): the .nv_fatbin section holds fat
-binaries, each a header (magic 0xBA55ED50, version, header size, payload
-size) and entries (kind 1 PTX, 2 ELF/SASS; header size; payload size; the
-architecture at offset 28).
+tools (this machine has no cuobjdump). A fat binary is a header (magic
+0xBA55ED50, version 1, header size 16, payload size) and entries (kind 1
+PTX, 2 ELF/SASS; header size; payload size; the architecture at offset 28).
+The CUDA runtime's registration puts them in the .nv_fatbin section; a
+fatbin the library hands to the driver itself (cuModuleLoadData) is plain
+read-only data, so without .nv_fatbin the whole file is searched for
+headers that parse.
 
     cuda_archs.py LIB                      prints "sass 75 80 ..." and "ptx 120"
     cuda_archs.py LIB --expect-sass 75,80 --expect-ptx 120
@@ -35,21 +38,40 @@ def section(path, name):
     return b""
 
 
-def entries(blob):
-    pos = 0
-    while pos + 16 <= len(blob):
-        magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", blob, pos)
-        if magic != FATBIN_MAGIC:
-            pos += 8  # fat binaries are 8-byte aligned in the section
-            continue
-        entry = pos + header_size
-        end = entry + fat_size
-        while entry + 32 <= end:
-            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", blob, entry)
-            arch, = struct.unpack_from("<I", blob, entry + 28)
-            yield ("ptx" if kind == 1 else "sass" if kind == 2 else f"kind{kind}", arch)
-            entry += entry_header + payload
-        pos = end
+def fatbin_entries(blob, pos):
+    """The (kind, arch) entries of the fat binary at pos and its end, or
+    None when what is there does not parse as one."""
+    if pos + 16 > len(blob):
+        return None
+    magic, version, header_size, fat_size = struct.unpack_from("<IHHQ", blob, pos)
+    if magic != FATBIN_MAGIC or version != 1 or header_size != 16:
+        return None
+    entry = pos + header_size
+    end = entry + fat_size
+    if end > len(blob):
+        return None
+    found = []
+    while entry + 32 <= end:
+        kind, _, entry_header, payload = struct.unpack_from("<HHIQ", blob, entry)
+        if entry_header < 32 or entry + entry_header + payload > end:
+            return None
+        arch, = struct.unpack_from("<I", blob, entry + 28)
+        found.append(("ptx" if kind == 1 else "sass" if kind == 2 else f"kind{kind}", arch))
+        entry += entry_header + payload
+    return (found, end) if found else None
+
+
+def fatbins(blob):
+    """Each fat binary in blob as (bytes, [(kind, arch), ...])."""
+    magic = struct.pack("<I", FATBIN_MAGIC)
+    pos = blob.find(magic)
+    while pos >= 0:
+        parsed = fatbin_entries(blob, pos)
+        if parsed:
+            yield parsed[1] - pos, parsed[0]
+            pos = blob.find(magic, parsed[1])
+        else:
+            pos = blob.find(magic, pos + 1)
 
 
 def main():
@@ -59,12 +81,21 @@ def main():
     ap.add_argument("--expect-ptx")
     a = ap.parse_args()
     blob = section(a.lib, ".nv_fatbin")
+    where = ".nv_fatbin"
+    if not blob:
+        with open(a.lib, "rb") as f:
+            blob = f.read()
+        where = "the file (no .nv_fatbin)"
     found = {"sass": set(), "ptx": set()}
-    for kind, arch in entries(blob):
-        found.setdefault(kind, set()).add(arch)
+    count = size = 0
+    for nbytes, fat_entries in fatbins(blob):
+        count += 1
+        size += nbytes
+        for kind, arch in fat_entries:
+            found.setdefault(kind, set()).add(arch)
     for kind in ("sass", "ptx"):
         print(kind, " ".join(str(x) for x in sorted(found[kind])) or "none")
-    print(f"fatbin {len(blob)} bytes")
+    print(f"fatbin {size} bytes in {count} fat binar{'y' if count == 1 else 'ies'}, found in {where}")
     ok = True
     for kind, expected in (("sass", a.expect_sass), ("ptx", a.expect_ptx)):
         if expected is not None:
