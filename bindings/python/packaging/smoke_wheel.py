@@ -80,7 +80,14 @@ brain_mean = float(head_volume[brain].mean())
 check(abs(brain_mean - 0.004) <= 0.0004,
       f"the Shepp-Logan head's brain reconstructs to {brain_mean:.5f} (0.004 +- 10 %)")
 
+# Asked before the mapped libraries are listed: on a GPU machine this loads
+# the NVIDIA driver, and must load nothing of a CUDA toolkit.
+info = fdk_ct.backend_info()
+
 # The libraries the process really mapped, not what the package says it loaded.
+toolkit = [p for p in mapped_libraries()
+           if os.path.basename(p).lower().startswith(("libcudart", "libcufft", "libnvrtc", "libnvjitlink"))]
+check(not toolkit, f"no CUDA toolkit library mapped (the GPU needs only the NVIDIA driver): {toolkit}")
 print("mapped libfdk and its bundled dependencies:")
 ours = [p for p in mapped_libraries()
         if os.path.basename(p).startswith(("libfdk", "libkissfft", "libzstd"))]
@@ -103,7 +110,8 @@ distribution = importlib.metadata.version("fdk-ct")
 check(distribution == fdk_ct.library_version() == fdk_ct.__version__,
       f"one version: wheel {distribution}, library {fdk_ct.library_version()}, "
       f"fdk_ct.__version__ {fdk_ct.__version__}")
-print(f"backend: {fdk_ct.backend_info()['message']}")
+print(f"backend: CUDA usable {info['cuda_usable']}, driver CUDA {info['driver_version_text'] or 'none'} "
+      f"(the GPU code needs {info['driver_required_text'] or '-'}); {info['message']}")
 
 if failures:
     sys.exit(f"smoke_wheel.py: {len(failures)} check(s) failed")
