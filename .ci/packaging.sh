@@ -6,7 +6,11 @@
 #
 #   1. ctest packaging checks: libfdk exports only the fdk_* functions of
 #      fdk.h, SONAME libfdk.so.MAJOR (tests/packaging);
-#   2. the CUDA runtime is linked statically: no libcudart in `ldd libfdk.so`;
+#   2. the GPU needs only the NVIDIA driver: no CUDA library is a NEEDED
+#      entry of libfdk.so (readelf -d): neither a toolkit library (libcudart,
+#      libcufft, libnvrtc, libnvJitLink) nor the driver's libcuda, which
+#      libfdk loads itself at run time; with CUDA, libfdk.so names
+#      libcuda.so.1 (the file it loads) and holds no CUDA runtime;
 #   3. the CUDA code: SASS for sm_75..sm_120 and PTX 120 in libfdk.so's fat
 #      binary (packaging/checks/cuda_archs.py, no CUDA tools needed);
 #   4. `cmake --install` into a temporary prefix, moved elsewhere afterwards
@@ -84,20 +88,27 @@ lib="$build/capi/libfdk.so"
 step "exported symbols and SONAME (ctest, label packaging)"
 ctest --test-dir "$build/tests/packaging" --output-on-failure </dev/null
 
-step "runtime dependencies of libfdk.so"
+step "runtime dependencies of libfdk.so: nothing of CUDA"
 # (Outputs are captured before grep: `producer | grep -q` can fail under
 # pipefail when grep stops reading early.)
-needed="$(ldd "$lib")"
-echo "$needed"
-if grep -qi 'libcudart' <<<"$needed"; then
-  fail "libfdk.so links the CUDA runtime dynamically (expected CUDA::cudart_static)"
-fi
+needed="$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
+echo "NEEDED: $(echo $needed)"
+cuda_needed="$(grep -iE '^lib(cuda|cudart|cufft|nvrtc|nvjitlink)([._-]|$)' <<<"$needed" || true)"
+[ -z "$cuda_needed" ] ||
+  fail "libfdk.so links $(echo $cuda_needed): the GPU must need only the NVIDIA driver, loaded at run time"
 if [ "$with_cuda" = 1 ]; then
-  # The backend is really in: the static runtime's fatbinary registration.
-  symbols="$(nm "$lib")"
-  grep -q '__cudaRegisterFatBinary' <<<"$symbols" ||
-    fail "built with CUDA, yet libfdk.so holds no CUDA runtime"
-  echo "CUDA runtime linked statically (no libcudart in ldd)"
+  # The backend is really in, and on the driver API: libfdk names the
+  # driver it loads, and carries no CUDA runtime (static or not).
+  strings_out="$(strings -a "$lib")"
+  grep -q 'libcuda\.so\.1' <<<"$strings_out" ||
+    fail "built with CUDA, yet libfdk.so never names libcuda.so.1 (the driver it loads at run time)"
+  symbols="$(nm "$lib" 2>&1)"
+  if grep -qE '__cudaRegisterFatBinary|\bcudaGetDeviceCount\b' <<<"$symbols"; then
+    fail "libfdk.so holds the CUDA runtime (cudart): the driver API alone is what a user's machine has"
+  fi
+  echo "no CUDA library NEEDED; the driver (libcuda.so.1) is loaded at run time; no CUDA runtime inside"
+else
+  echo "no CUDA library NEEDED (CPU build)"
 fi
 
 if [ "$with_cuda" = 1 ]; then

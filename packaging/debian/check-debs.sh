@@ -3,7 +3,10 @@
 # checks them as Debian would, then as a user of them would (.ci/packaging.sh,
 # step 5):
 #   - libfdk0, libfdk-frames0, libfdk-dev, fdk-tools, their -dbgsym, and a
-#     .tar.gz; each package's files, Depends and metadata;
+#     .tar.gz; each package's files, Depends and metadata; nothing of CUDA
+#     (no CUDA package in Depends/Recommends/Suggests, no CUDA library in a
+#     package, no toolkit in a description; libfdk0's says the GPU needs the
+#     NVIDIA driver 580 or newer);
 #   - the symbols files (packaging/debian/*.symbols) match the libraries
 #     exactly (dpkg-gensymbols -c4), the shipped ELF files are stripped and
 #     their debug information is in the -dbgsym packages;
@@ -67,13 +70,29 @@ grep -q "libfdk${major} (= $full)" <<<"$(depends "$dev")" || fail "libfdk-dev do
 grep -q "libfdk-frames${major} (= $full)" <<<"$(depends "$dev")" || fail "libfdk-dev does not depend on libfdk-frames${major}"
 grep -q "libfdk${major}" <<<"$(depends "$frames")" || fail "libfdk-frames${major} does not depend on libfdk${major}"
 grep -q "libzstd1" <<<"$(depends "$runtime")" || fail "libfdk${major}'s Depends (dpkg-shlibdeps) lack libzstd1"
-if grep -qi cuda <<<"$(depends "$runtime")"; then fail "the runtime package depends on CUDA packages"; fi
+# The GPU needs only the NVIDIA driver, which libfdk loads at run time: no
+# package names a CUDA package in its relations, and none holds a CUDA
+# library (toolkit or driver) or the toolkit's name in its description.
+for deb in "$packages"/*.deb; do
+  relations="$(for f in Depends Pre-Depends Recommends Suggests; do dpkg-deb --field "$deb" "$f"; done)"
+  if grep -qiE 'cuda|cufft|cudart|nvrtc|nvjitlink' <<<"$relations"; then
+    fail "$(basename "$deb") relates to CUDA packages: $(echo $relations)"
+  fi
+  cuda_files="$(contents "$deb" | grep -iE '/lib(cuda|cudart|cufft|nvrtc|nvjitlink)[^/]*\.so' || true)"
+  [ -z "$cuda_files" ] || fail "$(basename "$deb") holds CUDA libraries: $cuda_files"
+  if dpkg-deb --field "$deb" Description | grep -qi 'toolkit'; then
+    fail "$(basename "$deb")'s description mentions a toolkit: the packages need only the NVIDIA driver"
+  fi
+done
+grep -q 'NVIDIA driver 580' <<<"$(dpkg-deb --field "$runtime" Description)" ||
+  fail "libfdk${major}'s description does not say the GPU needs the NVIDIA driver 580 or newer"
 for deb in "$runtime" "$frames" "$dev" "$tools"; do
   maintainer="$(dpkg-deb --field "$deb" Maintainer)"
   grep -q '@' <<<"$maintainer" || fail "$(basename "$deb"): Maintainer '$maintainer' has no address"
   grep -qi 'localhost' <<<"$maintainer $(dpkg-deb --field "$deb" Homepage)" && fail "$(basename "$deb"): placeholder metadata"
 done
 tar_files="$(tar -tzf "$tarball")"
+if grep -qiE '/lib(cuda|cudart|cufft|nvrtc|nvjitlink)[^/]*\.so' <<<"$tar_files"; then fail "$tarball holds CUDA libraries"; fi
 for f in include/fdk/fdk.h include/fdk/fdk_frames.h "lib/libfdk.so.$major" "lib/libfdk_frames.so.$major" \
          lib/cmake/fdk/fdkConfig.cmake lib/pkgconfig/fdk.pc; do
   grep -q "/$f\$" <<<"$tar_files" || fail "$tarball lacks $f"
