@@ -14,7 +14,7 @@ std::unique_ptr<Backend> choose_backend(const ScanModel& model, const Settings& 
 #ifdef FDK_HAVE_CUDA
     return cuda::make_cuda_backend(model, settings);
 #else
-    fail(FDK_ERROR_BACKEND_UNAVAILABLE, "this build of fdk has no CUDA backend (built without the CUDA toolkit)");
+    fail(FDK_ERROR_BACKEND_UNAVAILABLE, "this build of fdk has no CUDA backend (it was built without nvcc): use a build with the CUDA backend");
 #endif
   }
 #ifdef FDK_HAVE_CUDA

@@ -4,6 +4,7 @@
 #include <fdk/fdk.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -13,6 +14,8 @@
 #endif
 
 namespace {
+
+constexpr uint32_t kBackendInfoSize04 = offsetof(fdk_backend_info, driver_version);
 
 void set_message(fdk_backend_info& info, const std::string& text) {
   const size_t n = std::min(text.size(), sizeof info.message - 1);
@@ -27,10 +30,13 @@ extern "C" {
 fdk_status fdk_get_backend_info(fdk_backend_info* info) {
   return fdk::capi::guarded(nullptr, [&] {
     if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "fdk_backend_info is NULL");
-    if (info->struct_size != sizeof(fdk_backend_info))
+    // 0.4's struct ended at message; a caller built against it gets that
+    // much (libgit2's versioned structs: appended fields, older sizes kept).
+    const uint32_t size = info->struct_size;
+    if (size != sizeof(fdk_backend_info) && size != kBackendInfoSize04)
       fdk::fail(FDK_ERROR_STRUCT_SIZE, "fdk_backend_info->struct_size must be sizeof(fdk_backend_info)");
     fdk_backend_info out{};
-    out.struct_size = sizeof out;
+    out.struct_size = size;
 #ifdef FDK_HAVE_CUDA
     const fdk::cuda::BuildAndDevices found = fdk::cuda::describe_build_and_devices();
     out.cuda_built = 1;
@@ -38,6 +44,8 @@ fdk_status fdk_get_backend_info(fdk_backend_info* info) {
     for (int arch : found.sass)
       if (out.num_sass < FDK_MAX_GPU_ARCHS) out.sass[out.num_sass++] = arch;
     out.ptx = found.ptx;
+    out.driver_version = found.driver_version;
+    out.driver_required = found.driver_required;
     out.num_devices = static_cast<int32_t>(found.devices.size());
     for (size_t d = 0; d < found.devices.size() && d < FDK_MAX_DEVICES; ++d) {
       out.compute_capability[d] = found.devices[d].compute_capability;
@@ -46,9 +54,9 @@ fdk_status fdk_get_backend_info(fdk_backend_info* info) {
     }
     if (!found.usable) set_message(out, found.why);
 #else
-    set_message(out, "this build of fdk has no CUDA backend (built without the CUDA toolkit)");
+    set_message(out, "this build of fdk has no CUDA backend (it was built without nvcc): use a build with the CUDA backend");
 #endif
-    *info = out;
+    std::memcpy(info, &out, size);
   });
 }
 

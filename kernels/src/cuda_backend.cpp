@@ -11,8 +11,6 @@
 // hands its slabs to the others.
 #include "fdk/kernels/cuda_backend.hpp"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <exception>
 #include <mutex>
@@ -20,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "cufft_loader.hpp"
 #include "device_backend.hpp"
 #include "device_resources.hpp"
 #include "fault_plan_state.hpp"
@@ -30,13 +27,19 @@
 namespace fdk::cuda {
 namespace {
 
+// Devices the driver shows; 0 without a usable driver (driver_error()
+// says why).
 int device_count() noexcept {
+  const DriverApi* d = driver();
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
+  if (!d || d->cuDeviceGetCount(&count) != CUDA_SUCCESS) return 0;
   return count;
+}
+
+// Why CUDA cannot be used at all: no driver (or one too old), or no device.
+std::string why_no_devices() {
+  if (!driver()) return driver_error();
+  return "no CUDA device: the NVIDIA driver found no GPU";
 }
 
 // The configured ordinals, or every device for an empty list. A device
@@ -72,7 +75,7 @@ std::string no_code_message(int device, const GpuCode& found) {
 // Chunk c's GPU among k: in turn, or, for plane pairs (FaultPlan::
 // plane_pairs) when the chunks lie in mirror images about the volume's
 // middle and share out evenly, chunks c and last - c on one GPU, so that a
-// plane pair's kernel finds both its planes there (backproject_kernels.cuh,
+// plane pair's kernel finds both its planes there (backprojection_launch.hpp,
 // kind 3). Either way at most two evenly spaced runs per GPU.
 std::vector<int> deal_chunks(int ny, int chunk_planes, int k, bool plane_pairs) {
   const int chunks = (ny + chunk_planes - 1) / chunk_planes;
@@ -369,12 +372,13 @@ class CudaBackend final : public Backend {
       for (DeviceBackend* b : live_) {
         int can = 0;
         if (a->ordinal() == b->ordinal()) continue;
-        if (cudaDeviceCanAccessPeer(&can, a->ordinal(), b->ordinal()) != cudaSuccess || !can) {
-          cudaGetLastError();
+        CUdevice da = 0, db = 0;
+        const DriverApi& d = cu();
+        if (d.cuDeviceGet(&da, a->ordinal()) != CUDA_SUCCESS || d.cuDeviceGet(&db, b->ordinal()) != CUDA_SUCCESS ||
+            d.cuDeviceCanAccessPeer(&can, da, db) != CUDA_SUCCESS || !can)
           continue;
-        }
         DeviceGuard guard(a->ordinal());
-        if (cudaDeviceEnablePeerAccess(b->ordinal(), 0) != cudaSuccess) cudaGetLastError();  // already enabled
+        d.cuCtxEnablePeerAccess(primary_context(b->ordinal()), 0);  // fails harmlessly when already enabled
       }
     }
   }
@@ -566,6 +570,8 @@ BuildAndDevices describe_build_and_devices() {
   BuildAndDevices r;
   r.sass = sass_architectures();
   r.ptx = ptx_architectures().empty() ? 0 : ptx_architectures().back();
+  r.driver_version = driver_version();
+  r.driver_required = driver_required();
   const int count = device_count();
   for (int d = 0; d < count; ++d) {
     const GpuCode found = probe_gpu_code(d);
@@ -573,11 +579,7 @@ BuildAndDevices describe_build_and_devices() {
     if (found.code != FDK_GPU_CODE_NONE) r.usable = true;
     else if (r.why.empty()) r.why = no_code_message(d, found);
   }
-  if (count == 0) r.why = "no usable CUDA device (cudaGetDeviceCount found none)";
-  if (!cufft_api()) {
-    r.usable = false;
-    r.why = cufft_load_error();
-  }
+  if (count == 0) r.why = why_no_devices();
   if (r.usable) r.why.clear();
   return r;
 }
@@ -603,7 +605,6 @@ std::string why_devices_unusable(const Settings& settings, int count) {
 }  // namespace
 
 bool backend_available(const Settings& settings) noexcept {
-  if (!cufft_api()) return false;
   const int count = device_count();
   if (count == 0) return false;
   try {
@@ -615,22 +616,30 @@ bool backend_available(const Settings& settings) noexcept {
 
 void* alloc_page_locked(size_t bytes) noexcept {
   if (bytes == 0 || device_count() == 0) return nullptr;
-  void* p = nullptr;
-  if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
-    cudaGetLastError();
+  // Pinned memory belongs to a context: device 0's primary one, made
+  // portable so every device's copies use it by DMA.
+  try {
+    DeviceGuard guard(0);
+    void* p = nullptr;
+    if (cu().cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) return nullptr;
+    return p;
+  } catch (...) {
     return nullptr;
   }
-  return p;
 }
 
 void free_page_locked(void* p) noexcept {
-  if (p && cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+  if (!p) return;
+  try {
+    DeviceGuard guard(0);
+    cu().cuMemFreeHost(p);
+  } catch (...) {
+  }
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const ScanModel& model, const Settings& settings) {
   const int count = device_count();
-  if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount found none)");
-  if (!cufft_api()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
+  if (count == 0) fail(FDK_ERROR_BACKEND_UNAVAILABLE, why_no_devices());
   const std::string why = why_devices_unusable(settings, count);
   if (!why.empty()) fail(FDK_ERROR_BACKEND_UNAVAILABLE, why);
   return std::make_unique<CudaBackend>(model, settings);

@@ -12,7 +12,7 @@
 // The arithmetic of a voxel does not depend on which device computes it, so
 // the volume is the same bits whatever the number of GPUs.
 #pragma once
-#include <cuda_runtime.h>
+#include <cuda.h>
 
 #include <memory>
 #include <string>
@@ -66,7 +66,7 @@ class DeviceBackend : public Backend {
   virtual void set_peers(const std::vector<const DeviceBackend*>& peers) = 0;
   // Makes `stream` (another device's) wait for everything this device's
   // filters have issued so far, copies included.
-  virtual void order_after_filters(cudaStream_t stream) const = 0;
+  virtual void order_after_filters(CUstream stream) const = 0;
   // Waits until this device's filters are done, copies to peers included
   // (before any device is released).
   virtual void wait_filters() = 0;

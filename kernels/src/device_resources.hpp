@@ -1,60 +1,38 @@
-// RAII for what the CUDA backend holds: device and pinned buffers, streams,
-// events, cuFFT plans, texture objects, and a guard that puts the host
-// application's current device back.
+// RAII for what the CUDA backend holds, over the driver API: device and
+// pinned buffers, streams, events, texture objects, and the copies between
+// them. Each resource remembers the context it was made in and releases
+// itself there, whichever thread destroys it.
 #pragma once
-#include <cuda_runtime.h>
-#include <cufft.h>
-
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "cuda_check.hpp"
-#include "cufft_loader.hpp"
+#include "driver/context.hpp"
 
 namespace fdk::cuda {
 
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
+// Device addresses travel as typed pointers in host code (the kernels'
+// parameters carry them as uint64_t): one address space (unified
+// addressing, every 64-bit platform the driver supports).
+static_assert(sizeof(void*) == sizeof(CUdeviceptr), "fdk's CUDA backend needs 64-bit pointers");
+inline CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
 
- private:
-  int previous_ = 0;
-};
-
-// For an object that owns device resources: enter() makes its device current
-// and remembers the host's, leave() and the destructor put the host's back.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) : device_(device) { enter(); }
-  ~DeviceScope() { leave(); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-  void enter() {
-    if (entered_) return;
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
-    entered_ = true;
-  }
-  void leave() noexcept {
-    if (!entered_) return;
-    if (previous_ != device_) cudaSetDevice(previous_);
-    entered_ = false;
-  }
-
- private:
-  int device_;
-  int previous_ = 0;
-  bool entered_ = false;
-};
+// Copies on `stream`, the direction (host or device, this GPU or another)
+// read from the addresses as cudaMemcpyDefault does.
+inline void copy_async(void* dst, const void* src, size_t bytes, CUstream stream, const char* what) {
+  if (bytes) check(cu().cuMemcpyAsync(dptr(dst), dptr(src), bytes, stream), what);
+}
+void copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes,
+                   size_t height, CUstream stream, const char* what);
+inline void zero_async(void* dst, size_t bytes, CUstream stream, const char* what) {
+  if (bytes) check(cu().cuMemsetD8Async(dptr(dst), 0, bytes, stream), what);
+}
+// A copy that is done when the call returns (set-up uploads).
+void copy_now(void* dst, const void* src, size_t bytes, const char* what);
 
 template <class T>
 class DeviceBuffer {
@@ -62,12 +40,14 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t count) { resize(count); }
   ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)), context_(o.context_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       reset();
       ptr_ = std::exchange(o.ptr_, nullptr);
       count_ = std::exchange(o.count_, 0);
+      context_ = o.context_;
     }
     return *this;
   }
@@ -75,13 +55,17 @@ class DeviceBuffer {
   void resize(size_t count) {
     if (count <= count_) return;
     reset();
-    void* p = nullptr;
-    check(cudaMalloc(&p, count * sizeof(T)), "cudaMalloc");
-    ptr_ = static_cast<T*>(p);
+    CUdeviceptr p = 0;
+    check(cu().cuMemAlloc(&p, count * sizeof(T)), "cuMemAlloc");
+    ptr_ = reinterpret_cast<T*>(static_cast<uintptr_t>(p));
     count_ = count;
+    context_ = current_context();
   }
-  void reset() {
-    if (ptr_) cudaFree(ptr_);
+  void reset() noexcept {
+    if (ptr_) {
+      ContextScope scope(context_);
+      driver()->cuMemFree(dptr(ptr_));
+    }
     ptr_ = nullptr;
     count_ = 0;
   }
@@ -92,6 +76,7 @@ class DeviceBuffer {
  private:
   T* ptr_ = nullptr;
   size_t count_ = 0;
+  CUcontext context_ = nullptr;
 };
 
 template <class T>
@@ -106,12 +91,16 @@ class PinnedBuffer {
     reset();
     void* p = nullptr;
     // Portable: pinned for every device, so any GPU's copies run at DMA speed.
-    check(cudaHostAlloc(&p, count * sizeof(T), cudaHostAllocPortable), "cudaHostAlloc");
+    check(cu().cuMemHostAlloc(&p, count * sizeof(T), CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     ptr_ = static_cast<T*>(p);
     count_ = count;
+    context_ = current_context();
   }
-  void reset() {
-    if (ptr_) cudaFreeHost(ptr_);
+  void reset() noexcept {
+    if (ptr_) {
+      ContextScope scope(context_);
+      driver()->cuMemFreeHost(ptr_);
+    }
     ptr_ = nullptr;
     count_ = 0;
   }
@@ -121,6 +110,7 @@ class PinnedBuffer {
  private:
   T* ptr_ = nullptr;
   size_t count_ = 0;
+  CUcontext context_ = nullptr;
 };
 
 class Stream {
@@ -128,45 +118,54 @@ class Stream {
   // priority: +1 the device's highest, -1 its lowest, 0 the default.
   explicit Stream(int priority = 0) {
     int least = 0, greatest = 0;
-    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    check(cu().cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange");
     const int p = priority > 0 ? greatest : priority < 0 ? least : 0;
-    check(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, p), "cudaStreamCreate");
+    check(cu().cuStreamCreateWithPriority(&s_, CU_STREAM_NON_BLOCKING, p), "cuStreamCreate");
+    context_ = current_context();
   }
-  ~Stream() { cudaStreamDestroy(s_); }
+  ~Stream() {
+    ContextScope scope(context_);
+    driver()->cuStreamDestroy(s_);
+  }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-  void synchronize() const { check(cudaStreamSynchronize(s_), "cudaStreamSynchronize"); }
+  CUstream get() const { return s_; }
+  void synchronize() const { check(cu().cuStreamSynchronize(s_), "cuStreamSynchronize"); }
 
  private:
-  cudaStream_t s_{};
+  CUstream s_{};
+  CUcontext context_ = nullptr;
 };
+
+inline void synchronize(CUstream s, const char* what) { check(cu().cuStreamSynchronize(s), what); }
+inline void wait_event(CUstream s, CUevent e, const char* what) { check(cu().cuStreamWaitEvent(s, e, 0), what); }
 
 class Event {
  public:
   explicit Event(bool timing = false) {
-    check(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
+    check(cu().cuEventCreate(&e_, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    context_ = current_context();
   }
-  ~Event() { cudaEventDestroy(e_); }
+  ~Event() {
+    ContextScope scope(context_);
+    driver()->cuEventDestroy(e_);
+  }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  void record(cudaStream_t s) { check(cudaEventRecord(e_, s), "cudaEventRecord"); }
-  void synchronize() const { check(cudaEventSynchronize(e_), "cudaEventSynchronize"); }
+  void record(CUstream s) { check(cu().cuEventRecord(e_, s), "cuEventRecord"); }
+  void synchronize() const { check(cu().cuEventSynchronize(e_), "cuEventSynchronize"); }
   // True once the work before the last record() is done.
   bool ready() const {
-    const cudaError_t r = cudaEventQuery(e_);
-    if (r == cudaErrorNotReady) {
-      // "Not ready" is no failure: keep it out of cudaGetLastError.
-      if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
-      return false;
-    }
-    check(r, "cudaEventQuery");
+    const CUresult r = cu().cuEventQuery(e_);
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    check(r, "cuEventQuery");
     return true;
   }
-  cudaEvent_t get() const { return e_; }
+  CUevent get() const { return e_; }
 
  private:
-  cudaEvent_t e_{};
+  CUevent e_{};
+  CUcontext context_ = nullptr;
 };
 
 // Sums the device time of bracketed work (kernels) with timing events;
@@ -174,14 +173,14 @@ class Event {
 // thread may collect.
 class KernelClock {
  public:
-  void begin(cudaStream_t s) {
+  void begin(CUstream s) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free_.empty()) free_.emplace_back(std::make_unique<Event>(true), std::make_unique<Event>(true));
     pending_.push_back(std::move(free_.back()));
     free_.pop_back();
     pending_.back().first->record(s);
   }
-  void end(cudaStream_t s) {
+  void end(CUstream s) {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.back().second->record(s);
   }
@@ -190,7 +189,7 @@ class KernelClock {
     for (auto& p : pending_) {
       p.second->synchronize();
       float ms = 0;
-      check(cudaEventElapsedTime(&ms, p.first->get(), p.second->get()), "cudaEventElapsedTime");
+      check(cu().cuEventElapsedTime(&ms, p.first->get(), p.second->get()), "cuEventElapsedTime");
       seconds_ += ms * 1e-3;
       free_.push_back(std::move(p));
     }
@@ -208,93 +207,44 @@ class KernelClock {
   double seconds_ = 0;
 };
 
-class FftPlan {
- public:
-  FftPlan() = default;
-  ~FftPlan() { reset(); }
-  FftPlan(const FftPlan&) = delete;
-  FftPlan& operator=(const FftPlan&) = delete;
-  // Batched 1-D real transforms of length n over `batch` rows n apart
-  // (forward: real rows of n, complex rows of n/2+1).
-  void make(int n, int batch, cufftType type, cudaStream_t stream) {
-    reset();
-    int dims[1] = {n};
-    const int complex_stride = n / 2 + 1;
-    const bool forward = type == CUFFT_R2C;
-    const CufftApi* fft = cufft_api();
-    if (!fft) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
-    check(fft->plan_many(&plan_, 1, dims, nullptr, 1, forward ? n : complex_stride, nullptr, 1,
-                         forward ? complex_stride : n, type, batch),
-          "cufftPlanMany");
-    valid_ = true;
-    check(fft->set_stream(plan_, stream), "cufftSetStream");
-  }
-  // Batched 1-D real transforms of length n down the `columns` columns of
-  // a row-major image (element (row j, column c) at j * columns + c; the
-  // complex side has n/2+1 rows of `columns`).
-  void make_columns(int n, int columns, cufftType type, cudaStream_t stream) {
-    reset();
-    int dims[1] = {n};
-    int real_embed[1] = {n}, complex_embed[1] = {n / 2 + 1};
-    const bool forward = type == CUFFT_R2C;
-    const CufftApi* fft = cufft_api();
-    if (!fft) fail(FDK_ERROR_BACKEND_UNAVAILABLE, cufft_load_error());
-    check(fft->plan_many(&plan_, 1, dims, forward ? real_embed : complex_embed, columns, 1,
-                         forward ? complex_embed : real_embed, columns, 1, type, columns),
-          "cufftPlanMany (columns)");
-    valid_ = true;
-    check(fft->set_stream(plan_, stream), "cufftSetStream");
-  }
-  void reset() {
-    if (valid_) cufft_api()->destroy(plan_);
-    valid_ = false;
-  }
-  cufftHandle get() const { return plan_; }
-
- private:
-  cufftHandle plan_{};
-  bool valid_ = false;
+// A texel's layout: its channels' format and how many (a texture over
+// half4, half2 or float texels).
+struct TexelLayout {
+  CUarray_format format;
+  unsigned channels;
 };
+constexpr TexelLayout kHalf4{CU_AD_FORMAT_HALF, 4};
+constexpr TexelLayout kHalf2{CU_AD_FORMAT_HALF, 2};
+constexpr TexelLayout kFloat1{CU_AD_FORMAT_FLOAT, 1};
 
 class TextureObject {
  public:
   TextureObject() = default;
   ~TextureObject() { reset(); }
-  TextureObject(TextureObject&& o) noexcept : tex_(std::exchange(o.tex_, 0)) {}
+  TextureObject(TextureObject&& o) noexcept : tex_(std::exchange(o.tex_, 0)), context_(o.context_) {}
   TextureObject& operator=(TextureObject&& o) noexcept {
     if (this != &o) {
       reset();
       tex_ = std::exchange(o.tex_, 0);
+      context_ = o.context_;
     }
     return *this;
   }
   // A 2-D bilinear texture over pitched linear memory, unnormalised
-  // coordinates, clamped at the edges.
-  void make_pitch2d(void* data, cudaChannelFormatDesc desc, size_t width, size_t height, size_t pitch_bytes) {
-    reset();
-    cudaResourceDesc res{};
-    res.resType = cudaResourceTypePitch2D;
-    res.res.pitch2D.devPtr = data;
-    res.res.pitch2D.desc = desc;
-    res.res.pitch2D.width = width;
-    res.res.pitch2D.height = height;
-    res.res.pitch2D.pitchInBytes = pitch_bytes;
-    cudaTextureDesc td{};
-    td.addressMode[0] = cudaAddressModeClamp;
-    td.addressMode[1] = cudaAddressModeClamp;
-    td.filterMode = cudaFilterModeLinear;
-    td.readMode = cudaReadModeElementType;
-    td.normalizedCoords = 0;
-    check(cudaCreateTextureObject(&tex_, &res, &td, nullptr), "cudaCreateTextureObject");
-  }
-  void reset() {
-    if (tex_) cudaDestroyTextureObject(tex_);
+  // coordinates, clamped at the edges; reads return floats.
+  void make_pitch2d(void* data, TexelLayout texel, size_t width, size_t height, size_t pitch_bytes);
+  void reset() noexcept {
+    if (tex_) {
+      ContextScope scope(context_);
+      driver()->cuTexObjectDestroy(tex_);
+    }
     tex_ = 0;
   }
-  cudaTextureObject_t get() const { return tex_; }
+  uint64_t get() const { return tex_; }
 
  private:
-  cudaTextureObject_t tex_ = 0;
+  CUtexObject tex_ = 0;
+  CUcontext context_ = nullptr;
 };
 
 }  // namespace fdk::cuda

@@ -30,10 +30,9 @@ void OneDevice::early_view(const ScanModel& model, int view) {
   // The packing scales by the whole view's maximum, as a slab from the
   // store does (ProjectionStore::max_abs): the same bits.
   launch_window_max(scratch_.get(), pitch_, columns_, rows_, early_max_.get() + v, filter_stream_.get());
-  check(cudaMemcpy2DAsync(slab_buffers_[1].get() + window_stride_ * v, pitch_ * sizeof(float),
-                          scratch_.get() + static_cast<size_t>(w[0]) * pitch_, pitch_ * sizeof(float),
-                          columns_ * sizeof(float), w[1] - w[0] + 1, cudaMemcpyDeviceToDevice, filter_stream_.get()),
-        "cudaMemcpy2DAsync (early window)");
+  copy_2d_async(slab_buffers_[1].get() + window_stride_ * v, pitch_ * sizeof(float),
+                scratch_.get() + static_cast<size_t>(w[0]) * pitch_, pitch_ * sizeof(float), columns_ * sizeof(float),
+                w[1] - w[0] + 1, filter_stream_.get(), "cuMemcpy2DAsync (early window)");
   early_copied_.record(filter_stream_.get());
   counted_[v] = 1;
   ++orbit_arrivals_[static_cast<size_t>(q)];
@@ -55,10 +54,10 @@ bool OneDevice::start_early(const ScanModel& model) {
     return false;
   }
   for (auto& b : slab_buffers_) b.resize(buffer_floats);
-  check(cudaMemsetAsync(slab_buffers_[0].get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
-        "cudaMemsetAsync (early slab)");
+  zero_async(slab_buffers_[0].get(), model.plane_floats() * planes * sizeof(float), bp_stream_.get(),
+             "cuMemsetD8Async (early slab)");
   early_max_.resize(model.views.size());
-  check(cudaMemsetAsync(early_max_.get(), 0, early_max_.bytes(), filter_stream_.get()), "cudaMemsetAsync (maxima)");
+  zero_async(early_max_.get(), early_max_.bytes(), filter_stream_.get(), "cuMemsetD8Async (maxima)");
   compute_mask(model, true);
   early_windows_.clear();
   for (const auto& orbit : orbits_) early_windows_.push_back(item_window(model, orbit, 2, range[0], planes, rows));
@@ -73,7 +72,7 @@ void OneDevice::launch_early_groups(const ScanModel& model) {
     const size_t first = early_next_ * group, last = std::min(total, first + group);
     for (size_t q = first; q < last; ++q)
       if (orbit_arrivals_[q] < orbit_size_[q]) return;
-    check(cudaStreamWaitEvent(bp_stream_.get(), early_copied_.get(), 0), "cudaStreamWaitEvent (early windows)");
+    wait_event(bp_stream_.get(), early_copied_.get(), "cuStreamWaitEvent (early windows)");
     BatchSet& set = next_set();
     const std::vector<std::array<int, 2>> window(early_windows_.begin() + static_cast<std::ptrdiff_t>(first),
                                                  early_windows_.begin() + static_cast<std::ptrdiff_t>(last));

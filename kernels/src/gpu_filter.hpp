@@ -1,15 +1,19 @@
-// FDK weighting and the padded ramp filter on the GPU: weights and padding in
-// one kernel, batched cuFFT over the rows, the CPU filter's response.
+// FDK weighting and the padded ramp filter on the GPU: one kernel per view
+// weights, pads, filters (our own batched FFT, two rows per transform) and
+// crops the rows into place; the optional window along v is a second,
+// down the columns. No cuFFT: fft_plan.hpp says why and which lengths.
 #pragma once
 #include <array>
+
 #include "device_resources.hpp"
 #include "fdk/core/backend.hpp"
+#include "fft_plan.hpp"
 
 namespace fdk::cuda {
 
 class GpuFilter {
  public:
-  GpuFilter(const ScanModel& model, cudaStream_t stream);
+  GpuFilter(const ScanModel& model, CUstream stream);
 
   // Uploads one raw projection (`pixels`, pinned), weights and filters it,
   // and leaves the result (detector.size[1] rows of detector.size[0]
@@ -27,30 +31,37 @@ class GpuFilter {
   // After issue(): waits only until `pixels` is uploaded (the caller may
   // reuse it); the filtering goes on, and done() marks its end.
   void wait_upload();
-  cudaEvent_t done() const { return done_.get(); }
+  CUevent done() const { return done_.get(); }
   // For work added after issue() on the filter's stream (copies of the
   // result): done() then marks its end too.
-  cudaStream_t stream() const { return stream_; }
+  CUstream stream() const { return stream_; }
   void mark_done() { done_.record(stream_); }
 
  private:
-  cudaStream_t stream_;
+  // One transform's constants on the device and how it is launched.
+  struct Transform {
+    FilterLaunch launch;
+    unsigned blocks = 0;  // the grid: a block per pair, or fewer on the global path
+    DeviceBuffer<float> response, twiddles;
+    DeviceBuffer<unsigned char> scratch;
+  };
+  void prepare(Transform& t, const FftPlan& plan, const std::vector<float>& gains, int pairs);
+
+  CUstream stream_;
   // The upload has a stream of its own: the next view's upload waits only
   // until this one's weighting has read the raw buffer, not for the whole
   // filter (whose kernels wait for room on a busy GPU).
   Stream upload_stream_{+1};
   Event uploaded_, consumed_, done_;
   int n_ = 0, pad_ = 0;
-  DeviceBuffer<float> raw_, padded_, response_, column_weight_, column_u2_;
-  DeviceBuffer<cufftComplex> spectrum_;
+  FftPlan rows_plan_;
+  Transform rows_;
+  DeviceBuffer<float> raw_, column_weight_, column_u2_;
   PinnedBuffer<float> host_columns_;
-  FftPlan forward_, inverse_;
-  // fdk_config.hann_cutoff_v (VerticalWindow): the row-filtered view, its
-  // columns zero-padded to vn_ rows, transformed down the columns.
-  int vn_ = 0;  // 0: no window along v
-  DeviceBuffer<float> vpadded_, vresponse_;
-  DeviceBuffer<cufftComplex> vspectrum_;
-  FftPlan vforward_, vinverse_;
+  // fdk_config.hann_cutoff_v (VerticalWindow): the row-filtered view's
+  // columns, zero-padded to vn rows, filtered down their length in place.
+  FftPlan columns_plan_;  // n == 0: no window along v
+  Transform columns_;
 };
 
 // Device bytes a filter's window along v adds (0 when it is off).

@@ -30,7 +30,7 @@ size_t bounce_chunk_floats(const ScanModel& model) {
 }
 
 TexelFormat texel_format(fdk_precision p) {
-  return {p != FDK_PRECISION_FLOAT16, cudaCreateChannelDescHalf4()};
+  return {p != FDK_PRECISION_FLOAT16, kHalf4};
 }
 
 class PinnedStaging final : public StagingBuffer {
@@ -51,17 +51,22 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
       pool_(settings.num_threads),
       filter_(model, filter_stream_.get()),
       format_(texel_format(static_cast<fdk_precision>(settings.config.precision))) {
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
-  tex_align_ = std::max<size_t>(prop.texturePitchAlignment, 32);
+  CUdevice dev = 0;
+  int pitch_alignment = 0, alignment = 0;
+  check(cu().cuDeviceGet(&dev, device_), "cuDeviceGet");
+  check(cu().cuDeviceGetAttribute(&pitch_alignment, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, dev),
+        "cuDeviceGetAttribute (texture pitch alignment)");
+  check(cu().cuDeviceGetAttribute(&alignment, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, dev),
+        "cuDeviceGetAttribute (texture alignment)");
+  tex_align_ = std::max<size_t>(static_cast<size_t>(pitch_alignment), 32);
   size_t free_bytes = 0, total_bytes = 0;
-  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  check(cu().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
   budget_ = settings.config.gpu_memory_budget > 0 ? settings.config.gpu_memory_budget
                                                   : static_cast<uint64_t>(0.9 * static_cast<double>(free_bytes));
   columns_ = model.detector.size[0];
   rows_ = model.detector.size[1];
   pitch_ = round_up(static_cast<size_t>(columns_), tex_align_ / sizeof(float));
-  base_align_ = std::max<size_t>(prop.textureAlignment, 256) / sizeof(float);
+  base_align_ = std::max<size_t>(static_cast<size_t>(alignment), 256) / sizeof(float);
   view_stride_ = round_up(pitch_ * rows_, base_align_);
   quad_pitch_ = round_up(static_cast<size_t>(columns_) * kTexelBytes, tex_align_);
   orbits_ = find_symmetric_quads(model.views, model.matrices, model.volume);
@@ -77,8 +82,9 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   // a pair is complete within its half of the scan, a quad only in the
   // last quarter, so pairs let the backprojection keep up with the scan.
   const bool pairs_preferred = !pairs.empty() && 2 * pairs.size() >= 4 * orbits_.size();
-  const uint64_t resident_sets = pairs_preferred ? 2ull * kResidentPairs * quad_pitch_ * rows_
-                                                 : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
+  const uint64_t resident_sets = pairs_preferred
+                                     ? 2ull * kResidentPairs * quad_pitch_ * rows_
+                                     : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
   // The whole volume must fit whatever the device's part: the mode, and
   // so the bits, must not depend on the number of devices.
   // A resident volume filters on kResidentFilters streams.
@@ -142,7 +148,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     filter_view_.assign(1 + more_filters_.size(), -1);
     hold_chunks(model, role.chunk_planes, role.chunks);
     volume_.resize(model.plane_floats() * static_cast<size_t>(std::max<size_t>(1, owned_.size()) * chunk_planes_));
-    check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
+    zero_async(volume_.get(), volume_.bytes(), bp_stream_.get(), "cuMemsetD8Async (volume)");
     projections_.resize(view_stride_ * model.views.size());
     view_tex_.resize(model.views.size());
     make_sets(group_size_, rows_, false);
@@ -180,7 +186,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   // Pinning costs milliseconds per hundred MiB: done here, not in a read.
   bounce_chunk_ = bounce_chunk_floats(model);
   bounce_.resize(kBounceChunks * bounce_chunk_);
-  check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (setup)");
+  synchronize(bp_stream_.get(), "cuStreamSynchronize (setup)");
   scope_.leave();
 }
 
@@ -192,11 +198,12 @@ OneDevice::~OneDevice() {
   if (worker_.joinable()) worker_.join();
   stop_launching_.store(true);
   if (launcher_.joinable()) launcher_.join();
-  cudaStreamSynchronize(bp_stream_.get());
+  const DriverApi& d = cu();
+  d.cuStreamSynchronize(bp_stream_.get());
   wait_filters();
-  cudaStreamSynchronize(store_stream_.get());
-  cudaStreamSynchronize(download_stream_.get());
-  cudaStreamSynchronize(upload_stream_.get());
+  d.cuStreamSynchronize(store_stream_.get());
+  d.cuStreamSynchronize(download_stream_.get());
+  d.cuStreamSynchronize(upload_stream_.get());
 }
 
 void OneDevice::add_timings(fdk_timings& t) const {
@@ -259,8 +266,7 @@ void OneDevice::make_set(BatchSet& set, int quads, int rows, bool streaming) {
   set.quad_tex_lo.resize(lo ? static_cast<size_t>(quads) : 0);
   set.quad_max.resize(static_cast<size_t>(quads));
   for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
-    const cudaChannelFormatDesc desc =
-        pairs_ && !format_.split ? cudaCreateChannelDescHalf2() : format_.desc;
+    const TexelLayout desc = pairs_ && !format_.split ? kHalf2 : format_.desc;
     set.quad_tex[q].make_pitch2d(set.slot(q), desc, columns_, rows, quad_pitch_);
     if (lo) set.quad_tex_lo[q].make_pitch2d(set.slot_lo(q), format_.desc, columns_, rows, quad_pitch_);
   }
@@ -270,7 +276,7 @@ void OneDevice::make_set(BatchSet& set, int quads, int rows, bool streaming) {
     set.window_tex.resize(static_cast<size_t>(window_slots_));
     for (int v = 0; v < window_slots_; ++v)
       set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + window_stride_ * v,
-                                                          cudaCreateChannelDesc<float>(), columns_, rows,
+                                                          kFloat1, columns_, rows,
                                                           pitch_ * sizeof(float));
     set.staging.resize(static_cast<size_t>(columns_) * rows * window_slots_);
   }
@@ -281,10 +287,9 @@ void OneDevice::make_set(BatchSet& set, int quads, int rows, bool streaming) {
 void OneDevice::compute_mask(const ScanModel& model, bool nominal) {
   const std::vector<unsigned char> mask = field_of_view_mask(model, nominal, model.zero_outside_fov);
   mask_.resize(mask.size());
-  check(cudaMemcpyAsync(mask_.get(), mask.data(), mask.size(), cudaMemcpyHostToDevice, bp_stream_.get()),
-        "cudaMemcpyAsync (mask)");
+  copy_async(mask_.get(), mask.data(), mask.size(), bp_stream_.get(), "cuMemcpyAsync (mask)");
   // The host vector dies here: wait for the copy.
-  check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
+  synchronize(bp_stream_.get(), "cuStreamSynchronize (mask)");
 }
 
 SlabGeometry OneDevice::slab_geometry(const ScanModel& model, int y0, int planes) const {
@@ -316,7 +321,7 @@ SlabGeometry OneDevice::slab_geometry(const ScanModel& model, const Run& run) co
 void OneDevice::reserve_packed_groups() {
   if (!pairs_) return;
   size_t free_bytes = 0, total_bytes = 0;
-  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  check(cu().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
   const uint64_t reserve = 512ull << 20;
   uint64_t room = std::min<uint64_t>(budget_ > resident_bytes_ ? budget_ - resident_bytes_ : 0,
                                      free_bytes > reserve ? free_bytes - reserve : 0);
@@ -338,7 +343,6 @@ void OneDevice::reserve_packed_groups() {
     try {
       make_set(g->set, group_size_, rows_, false);
     } catch (const Error&) {
-      cudaGetLastError();
       break;  // no room after all: the other groups are packed when launched
     }
     packed_groups_.push_back(std::move(g));

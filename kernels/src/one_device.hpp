@@ -25,7 +25,7 @@
 //   device_faults.cpp      the test seams (FaultPlan) as a device meets them
 // Internal to kernels/: not a header of the library's interface.
 #pragma once
-#include <cuda_runtime.h>
+#include <cuda.h>
 
 #include <algorithm>
 #include <array>
@@ -41,7 +41,7 @@
 #include <thread>
 #include <vector>
 
-#include "backproject_kernels.cuh"
+#include "backprojection_launch.hpp"
 #include "device_backend.hpp"
 #include "device_resources.hpp"
 #include "fdk/core/slab_prefetch.hpp"
@@ -77,13 +77,13 @@ inline void fill_terms(ViewTerms& t, const IndexMatrix& m, float weight, int row
 // float16 storage needs only the first.
 struct TexelFormat {
   bool split;
-  cudaChannelFormatDesc desc;
+  TexelLayout desc;
 };
 
 // A set of buffers one launch uses; two sets alternate so the host prepares
 // one while the GPU works on the other.
 struct BatchSet {
-  // Every slot's texels in one allocation (one cudaMalloc per slot cost
+  // Every slot's texels in one allocation (one cuMemAlloc per slot cost
   // about 1.3 ms each on an H200 host: 0.1 s per group of 64 pairs).
   DeviceBuffer<unsigned char> slots, slots_lo;
   size_t slot_stride = 0;  // bytes from one slot to the next
@@ -154,7 +154,7 @@ class OneDevice final : public DeviceBackend {
   float* filtered_view(int view) override { return projections_.get() + static_cast<size_t>(view) * view_stride_; }
   size_t filtered_pitch() const override { return pitch_; }
   void set_peers(const std::vector<const DeviceBackend*>& peers) override { peers_ = peers; }
-  void order_after_filters(cudaStream_t stream) const override;
+  void order_after_filters(CUstream stream) const override;
 
   // resident_scan.cpp: groups launched as the views complete; the finish.
   void view_filtered(const ScanModel& model, int view) override;
@@ -193,8 +193,8 @@ class OneDevice final : public DeviceBackend {
     return round_up(quad_pitch_ * static_cast<size_t>(rows), base_align_ * sizeof(float));
   }
   // The packing scales start at 0 (the pack kernels take maxima into them).
-  void clear_scales(BatchSet& set, cudaStream_t stream) {
-    check(cudaMemsetAsync(set.quad_max.get(), 0, set.quad_max.bytes(), stream), "cudaMemsetAsync (scales)");
+  void clear_scales(BatchSet& set, CUstream stream) {
+    zero_async(set.quad_max.get(), set.quad_max.bytes(), stream, "cuMemsetD8Async (scales)");
   }
   // True when two launches of the scan are still queued: a new one would
   // wait for the GPU (an event never recorded is ready).
@@ -212,7 +212,7 @@ class OneDevice final : public DeviceBackend {
   void reserve_packed_groups();
 
   // view_filtering.cpp
-  void after_filters(cudaStream_t stream);
+  void after_filters(CUstream stream);
 
   // resident_scan.cpp
   void flush_orbits(const ScanModel& model, int kind, const std::vector<double>& weights);
@@ -232,7 +232,7 @@ class OneDevice final : public DeviceBackend {
   void launch_pair_group(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
                          const Run& run);
   void pack_pairs(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                  BatchSet& set, PairBatch& batch, cudaStream_t stream);
+                  BatchSet& set, PairBatch& batch, CUstream stream);
   PackPairBatch pack_batch(BatchSet& set, int count) const;
   void launch_packed_pairs(const ScanModel& model, PairBatch& batch, const Run& run);
   void pack_on_completion(const ScanModel& model, HeldItem& item);
@@ -251,7 +251,7 @@ class OneDevice final : public DeviceBackend {
   float* planes_at(const ScanModel& model, int y);
 
   // slab_download.cpp
-  void download(const float* src, size_t count, float* out, cudaStream_t stream, int copy_tasks);
+  void download(const float* src, size_t count, float* out, CUstream stream, int copy_tasks);
   void download_slab(const ScanModel& model, int buffer, int planes, float* out) override;
 
   // streamed_slabs.cpp

@@ -114,8 +114,7 @@ void OneDevice::read_planes(const ScanModel& model, int y0, int y1, float* out, 
     if (slot_of_chunk_[static_cast<size_t>(c)] < 0)
       fail(FDK_ERROR_INTERNAL, "planes " + std::to_string(y) + " are not held by GPU " + std::to_string(device_));
     wait_launched(model, c);
-    check(cudaStreamWaitEvent(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), 0),
-          "cudaStreamWaitEvent (chunk)");
+    wait_event(download_stream_.get(), chunk_ready_[static_cast<size_t>(c)].get(), "cuStreamWaitEvent (chunk)");
     download(planes_at(model, y), plane * static_cast<size_t>(end - y), out + plane * static_cast<size_t>(y - y0),
              download_stream_.get(), copy_tasks);
     y = end;
@@ -141,7 +140,7 @@ void OneDevice::read_foreign_planes(const ScanModel& model, int y0, int y1, floa
   if (foreign_chunk_ != c) {
     foreign_chunk_ = -1;
     foreign_.resize(plane * static_cast<size_t>(chunk_planes_));
-    check(cudaMemsetAsync(foreign_.get(), 0, foreign_.bytes(), bp_stream_.get()), "cudaMemsetAsync (foreign chunk)");
+    zero_async(foreign_.get(), foreign_.bytes(), bp_stream_.get(), "cuMemsetD8Async (foreign chunk)");
     Run run = chunk_run(model, c);
     run.dest = foreign_.get();
     const std::vector<double>& weights = final_weights_.empty() ? nominal_weights_ : final_weights_;
@@ -150,7 +149,7 @@ void OneDevice::read_foreign_planes(const ScanModel& model, int y0, int y1, floa
     foreign_ready_.record(bp_stream_.get());
     foreign_chunk_ = c;
   }
-  check(cudaStreamWaitEvent(download_stream_.get(), foreign_ready_.get(), 0), "cudaStreamWaitEvent (foreign)");
+  wait_event(download_stream_.get(), foreign_ready_.get(), "cuStreamWaitEvent (foreign)");
   download(foreign_.get() + plane * static_cast<size_t>(y0 - c * chunk_planes_), plane * static_cast<size_t>(y1 - y0),
            out, download_stream_.get(), copy_tasks);
 }
@@ -167,7 +166,8 @@ bool OneDevice::all_chunks_ready() const {
 // after the other in volume_.
 void OneDevice::hold_chunks(const ScanModel& model, int chunk_planes, const std::vector<int>& chunks) {
   const int ny = model.volume.size[1];
-  if (chunk_planes <= 0 || chunk_planes % kPairPlanesPerThread != 0) fail(FDK_ERROR_INTERNAL, "bad resident chunk size");
+  if (chunk_planes <= 0 || chunk_planes % kPairPlanesPerThread != 0)
+    fail(FDK_ERROR_INTERNAL, "bad resident chunk size");
   chunk_planes_ = chunk_planes;
   slot_of_chunk_.assign(static_cast<size_t>((ny + chunk_planes_ - 1) / chunk_planes_), -1);
   owned_.clear();

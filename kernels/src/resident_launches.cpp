@@ -84,7 +84,7 @@ void OneDevice::launch_pair_group(const ScanModel& model, const std::vector<int>
 // Packs mirror pairs `group` into `set` (on the backprojection stream)
 // and fills `batch` for them but for its geometry.
 void OneDevice::pack_pairs(const ScanModel& model, const std::vector<int>& group, const std::vector<double>& weights,
-                           BatchSet& set, PairBatch& batch, cudaStream_t stream) {
+                           BatchSet& set, PairBatch& batch, CUstream stream) {
   after_filters(stream);
   batch.count = static_cast<int>(group.size());
   batch.pair_max = set.quad_max.get();
@@ -171,7 +171,7 @@ void OneDevice::launch_views(const ScanModel& model, const std::vector<int>& vie
     const int v = views[static_cast<size_t>(s)];
     TextureObject& tex = view_tex_[static_cast<size_t>(v)];
     if (!tex.get())
-      tex.make_pitch2d(projections_.get() + static_cast<size_t>(v) * view_stride_, cudaCreateChannelDesc<float>(),
+      tex.make_pitch2d(projections_.get() + static_cast<size_t>(v) * view_stride_, kFloat1,
                        columns_, rows_, pitch_ * sizeof(float));
     const double sid = model.views[static_cast<size_t>(v)].sid;
     fill_terms(batch.view[s], model.matrices[static_cast<size_t>(v)],

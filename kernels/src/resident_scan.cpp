@@ -72,7 +72,7 @@ void OneDevice::finish(const ScanModel& model) {
   if (!resident_) {
     early_done_ = finish_early(model);
     compute_mask(model, false);
-    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize (mask)");
+    synchronize(bp_stream_.get(), "cuStreamSynchronize (mask)");
     finished_ = true;
     return;
   }
@@ -98,10 +98,10 @@ void OneDevice::finish(const ScanModel& model) {
     final_weights_ = model.view_weights;
     // The weights the views were accumulated with are not the final ones:
     // start again from the filtered projections still on the device.
-    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
+    synchronize(bp_stream_.get(), "cuStreamSynchronize");
     for (auto& pending : pending_orbits_) pending.clear();
     pending_views_.clear();
-    check(cudaMemsetAsync(volume_.get(), 0, volume_.bytes(), bp_stream_.get()), "cudaMemsetAsync (volume)");
+    zero_async(volume_.get(), volume_.bytes(), bp_stream_.get(), "cuMemsetD8Async (volume)");
     compute_mask(model, false);
     for (size_t q = 0; q < orbits_.size(); ++q) {
       bool complete = true;

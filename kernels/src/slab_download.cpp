@@ -17,12 +17,10 @@ namespace {
 
 // True when the host address is page-locked (the device can DMA to it).
 bool page_locked(const void* p) {
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return a.type == cudaMemoryTypeHost;
+  unsigned type = 0;
+  // Memory the driver does not know (pageable) is an error here, not a type.
+  if (cu().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(p)) != CUDA_SUCCESS) return false;
+  return type == CU_MEMORYTYPE_HOST;
 }
 
 }  // namespace
@@ -33,12 +31,11 @@ bool page_locked(const void* p) {
 // threads (`copy_tasks`, at most the pool's) copying chunks out in order.
 // With two chunks the DMA waited for each copy and the copy for each DMA,
 // in turn.
-void OneDevice::download(const float* src, size_t count, float* out, cudaStream_t stream, int copy_tasks) {
+void OneDevice::download(const float* src, size_t count, float* out, CUstream stream, int copy_tasks) {
   if (count == 0) return;
   if (page_locked(out) && page_locked(out + count - 1)) {
-    check(cudaMemcpyAsync(out, src, count * sizeof(float), cudaMemcpyDeviceToHost, stream),
-          "cudaMemcpyAsync (slab download into page-locked memory)");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (slab download)");
+    copy_async(out, src, count * sizeof(float), stream, "cuMemcpyAsync (slab download into page-locked memory)");
+    synchronize(stream, "cuStreamSynchronize (slab download)");
     return;
   }
   if (role_.fault.direct_reads_only)
@@ -49,9 +46,8 @@ void OneDevice::download(const float* src, size_t count, float* out, cudaStream_
   const auto floats = [&](size_t c) { return std::min(chunk, count - c * chunk); };
   size_t issued = 0;
   const auto issue = [&] {
-    check(cudaMemcpyAsync(bounce_.get() + issued % ring * chunk, src + issued * chunk, floats(issued) * sizeof(float),
-                          cudaMemcpyDeviceToHost, stream),
-          "cudaMemcpyAsync (slab download)");
+    copy_async(bounce_.get() + issued % ring * chunk, src + issued * chunk, floats(issued) * sizeof(float), stream,
+               "cuMemcpyAsync (slab download)");
     bounce_done_[issued % ring].record(stream);
     ++issued;
   };
@@ -75,8 +71,7 @@ void OneDevice::download(const float* src, size_t count, float* out, cudaStream_
 void OneDevice::download_slab(const ScanModel& model, int buffer, int planes, float* out) {
   DeviceGuard guard(device_);
   const auto start = std::chrono::steady_clock::now();
-  check(cudaStreamWaitEvent(download_stream_.get(), slab_ready_[static_cast<size_t>(buffer)].get(), 0),
-        "cudaStreamWaitEvent (slab)");
+  wait_event(download_stream_.get(), slab_ready_[static_cast<size_t>(buffer)].get(), "cuStreamWaitEvent (slab)");
   download(slab_buffers_[static_cast<size_t>(buffer)].get(), model.plane_floats() * static_cast<size_t>(planes), out,
            download_stream_.get(), kMaxCopyTasks);
   std::lock_guard<std::mutex> lock(timing_mutex_);

@@ -83,13 +83,12 @@ void OneDevice::compute_slab(const ScanModel& model, int y0, int y1, int buffer)
   const int rows = window_rows(planes);
   if (store_max_.size() == 0) upload_store_maxima(model);
   if (set_rows_ < rows) {
-    check(cudaStreamSynchronize(bp_stream_.get()), "cudaStreamSynchronize");
+    synchronize(bp_stream_.get(), "cuStreamSynchronize");
     make_sets(group_size_, rows, true);
   }
   DeviceBuffer<float>& slab = slab_buffers_[static_cast<size_t>(buffer)];
   slab.resize(model.plane_floats() * static_cast<size_t>(std::max(planes, max_planes_)));
-  check(cudaMemsetAsync(slab.get(), 0, model.plane_floats() * planes * sizeof(float), bp_stream_.get()),
-        "cudaMemsetAsync (slab)");
+  zero_async(slab.get(), model.plane_floats() * planes * sizeof(float), bp_stream_.get(), "cuMemsetD8Async (slab)");
   // Work items: complete orbits (pairs or quads), then the other views in
   // groups of four.
   std::vector<std::array<int, 4>> items;
@@ -135,8 +134,7 @@ void OneDevice::upload_store_maxima(const ScanModel& model) {
   for (size_t v = 0; v < maxima.size(); ++v)
     if (model.store->has(static_cast<int>(v))) maxima[v] = model.store->max_abs(static_cast<int>(v));
   store_max_.resize(maxima.size());
-  check(cudaMemcpy(store_max_.get(), maxima.data(), maxima.size() * sizeof(float), cudaMemcpyHostToDevice),
-        "cudaMemcpy (view maxima)");
+  copy_now(store_max_.get(), maxima.data(), maxima.size() * sizeof(float), "cuMemcpyAsync (view maxima)");
 }
 
 void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
@@ -161,14 +159,12 @@ void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::
   for (int task = 0; task < count * width; ++task) {
     if (view_at(task / width, task % width) < 0) continue;
     const auto& w = window[static_cast<size_t>(task / width)];
-    check(cudaMemcpy2DAsync(set.windows.get() + window_stride_ * task, pitch_ * sizeof(float),
-                            set.staging.get() + static_cast<size_t>(task) * columns_ * rows,
-                            columns_ * sizeof(float), columns_ * sizeof(float), w[1] - w[0] + 1,
-                            cudaMemcpyHostToDevice, upload_stream_.get()),
-          "cudaMemcpy2DAsync (window upload)");
+    copy_2d_async(set.windows.get() + window_stride_ * task, pitch_ * sizeof(float),
+                  set.staging.get() + static_cast<size_t>(task) * columns_ * rows, columns_ * sizeof(float),
+                  columns_ * sizeof(float), w[1] - w[0] + 1, upload_stream_.get(), "cuMemcpy2DAsync (window upload)");
   }
   set.uploaded.record(upload_stream_.get());
-  check(cudaStreamWaitEvent(bp_stream_.get(), set.uploaded.get(), 0), "cudaStreamWaitEvent (windows)");
+  wait_event(bp_stream_.get(), set.uploaded.get(), "cuStreamWaitEvent (windows)");
   {
     std::lock_guard<std::mutex> lock(timing_mutex_);
     upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();

@@ -31,11 +31,10 @@ void OneDevice::read_filtered(const ScanModel& model, int view, float* out) {
   DeviceGuard guard(device_);
   std::lock_guard<std::mutex> lock(store_copy_mutex_);
   after_filters(store_stream_.get());
-  check(cudaMemcpy2DAsync(out, columns_ * sizeof(float), projections_.get() + static_cast<size_t>(view) * view_stride_,
-                          pitch_ * sizeof(float), columns_ * sizeof(float), rows_, cudaMemcpyDeviceToHost,
-                          store_stream_.get()),
-        "cudaMemcpy2DAsync (filtered view for the store)");
-  check(cudaStreamSynchronize(store_stream_.get()), "cudaStreamSynchronize (store copy)");
+  copy_2d_async(out, columns_ * sizeof(float), projections_.get() + static_cast<size_t>(view) * view_stride_,
+                pitch_ * sizeof(float), columns_ * sizeof(float), rows_, store_stream_.get(),
+                "cuMemcpy2DAsync (filtered view for the store)");
+  synchronize(store_stream_.get(), "cuStreamSynchronize (store copy)");
 }
 
 // Resident: views go to the filters in turn, each on its own stream and
@@ -56,10 +55,9 @@ void OneDevice::filter_share(const ScanModel& model, int view, const ViewGeometr
           pitch_, nullptr);
   filter_view_[i] = view;
   for (DeviceBackend* d : to)
-    check(cudaMemcpy2DAsync(d->filtered_view(view), d->filtered_pitch() * sizeof(float), filtered_view(view),
-                            pitch_ * sizeof(float), static_cast<size_t>(columns_) * sizeof(float), rows_,
-                            cudaMemcpyDefault, f.stream()),
-          "cudaMemcpy2DAsync (filtered view to another GPU)");
+    copy_2d_async(d->filtered_view(view), d->filtered_pitch() * sizeof(float), filtered_view(view),
+                  pitch_ * sizeof(float), static_cast<size_t>(columns_) * sizeof(float), rows_, f.stream(),
+                  "cuMemcpy2DAsync (filtered view to another GPU)");
   f.mark_done();
 }
 
@@ -78,19 +76,19 @@ void OneDevice::wait_uploaded(int view) noexcept {
 
 void OneDevice::wait_filters() {
   DeviceGuard guard(device_);
-  cudaStreamSynchronize(filter_stream_.get());
-  for (const auto& st : more_filter_streams_) cudaStreamSynchronize(st->get());
+  cu().cuStreamSynchronize(filter_stream_.get());
+  for (const auto& st : more_filter_streams_) cu().cuStreamSynchronize(st->get());
 }
 
-void OneDevice::order_after_filters(cudaStream_t stream) const {
-  check(cudaStreamWaitEvent(stream, filter_.done(), 0), "cudaStreamWaitEvent (filtered)");
+void OneDevice::order_after_filters(CUstream stream) const {
+  wait_event(stream, filter_.done(), "cuStreamWaitEvent (filtered)");
   for (const auto& f : more_filters_)
-    check(cudaStreamWaitEvent(stream, f->done(), 0), "cudaStreamWaitEvent (filtered)");
+    wait_event(stream, f->done(), "cuStreamWaitEvent (filtered)");
 }
 
 // Work issued on `stream` from now on waits for every view filtered so
 // far, here or on a peer that copies its views here.
-void OneDevice::after_filters(cudaStream_t stream) {
+void OneDevice::after_filters(CUstream stream) {
   order_after_filters(stream);
   for (const DeviceBackend* p : peers_) p->order_after_filters(stream);
 }

@@ -3,6 +3,7 @@
 #include <fdk/fdk.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -20,6 +21,20 @@ TEST(BackendInfo, RefusesNullAndAWrongStructSize) {
   EXPECT_EQ(info.num_devices, 77);  // a refused call writes nothing
 }
 
+// A caller built against 0.4/0.5 passes the struct as it ended then (at
+// message): it is answered up to there and nothing past it is written.
+TEST(BackendInfo, AnswersA05CallerWithinItsSmallerStruct) {
+  constexpr uint32_t size05 = offsetof(fdk_backend_info, driver_version);
+  fdk_backend_info info{};
+  std::memset(&info, 0x5a, sizeof info);
+  info.struct_size = size05;
+  ASSERT_EQ(fdk_get_backend_info(&info), FDK_OK) << fdk_last_create_error();
+  EXPECT_EQ(info.struct_size, size05);
+  EXPECT_LT(std::strlen(info.message), sizeof info.message);
+  EXPECT_EQ(info.driver_version, 0x5a5a5a5a) << "a 0.5 caller's memory past its struct was written";
+  EXPECT_EQ(info.driver_required, 0x5a5a5a5a);
+}
+
 TEST(BackendInfo, SaysWhatTheBuildCarriesAndWhyCudaIsNotUsedHere) {
   fdk_backend_info info{};
   info.struct_size = sizeof info;
@@ -27,6 +42,12 @@ TEST(BackendInfo, SaysWhatTheBuildCarriesAndWhyCudaIsNotUsedHere) {
   EXPECT_EQ(info.struct_size, sizeof info);
 #ifdef FDK_TEST_CUDA_BUILT
   EXPECT_EQ(info.cuda_built, 1);
+  // The carried code's driver floor, and what this machine's driver is
+  // (0 where there is none, as on CI).
+  EXPECT_GE(info.driver_required, 13000);
+  if (info.cuda_usable) {
+    EXPECT_GE(info.driver_version, info.driver_required);
+  }
   ASSERT_GT(info.num_sass, 0);
   for (int i = 1; i < info.num_sass; ++i) EXPECT_LT(info.sass[i - 1], info.sass[i]);
 #ifdef FDK_TEST_DEFAULT_CUDA_ARCHS
@@ -39,6 +60,7 @@ TEST(BackendInfo, SaysWhatTheBuildCarriesAndWhyCudaIsNotUsedHere) {
 #else
   EXPECT_EQ(info.cuda_built, 0);
   EXPECT_EQ(info.num_sass, 0);
+  EXPECT_EQ(info.driver_required, 0);
   EXPECT_NE(std::string(info.message).find("no CUDA backend"), std::string::npos);
 #endif
   ASSERT_LT(std::strlen(info.message), sizeof info.message);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -137,6 +138,43 @@ TEST(CudaBackend, BackendInfoSaysTheGpuRunsMachineCodeBuiltForIt) {
   } else {
     EXPECT_NE(info.code[0], FDK_GPU_CODE_NONE);
   }
+}
+
+// The GPU needs the NVIDIA driver alone: after a reconstruction on it, the
+// process has the driver mapped and no CUDA toolkit library (the runtime,
+// cuFFT, NVRTC, nvJitLink), whatever the library path offers.
+TEST(CudaBackend, ReconstructsWithTheDriverAloneNoToolkitLibraryMapped) {
+  SKIP_WITHOUT_GPU();
+  SmallScan scan(24, 16, 24);
+  scan.config.backend = FDK_BACKEND_CUDA;
+  const Result r = run(scan.config, scan);
+  ASSERT_FALSE(r.volume.empty());
+  double sum = 0;
+  for (float v : r.volume) sum += std::fabs(v);
+  EXPECT_GT(sum, 0.0);
+  fdk_backend_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(fdk_get_backend_info(&info), FDK_OK);
+  EXPECT_GE(info.driver_version, info.driver_required);
+  EXPECT_GT(info.driver_required, 0);
+  std::printf("driver: CUDA %d.%d (needs %d.%d)\n", info.driver_version / 1000, info.driver_version % 1000 / 10,
+              info.driver_required / 1000, info.driver_required % 1000 / 10);
+#if defined(__linux__)
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  ASSERT_NE(maps, nullptr);
+  bool driver = false;
+  char line[4096];
+  while (std::fgets(line, sizeof line, maps)) {
+    const char* slash = std::strrchr(line, '/');
+    if (!slash) continue;
+    const std::string file(slash + 1);
+    if (file.rfind("libcuda.so", 0) == 0) driver = true;
+    for (const char* toolkit : {"libcudart", "libcufft", "libnvrtc", "libnvJitLink"})
+      EXPECT_NE(file.rfind(toolkit, 0), 0u) << "a CUDA toolkit library is mapped: " << line;
+  }
+  std::fclose(maps);
+  EXPECT_TRUE(driver) << "libcuda.so (the NVIDIA driver) is not mapped";
+#endif
 }
 
 TEST(CudaBackend, ResidentMatchesCpu) {
@@ -329,7 +367,7 @@ TEST(CudaBackend, GpuBudgetTooSmallForOnePlaneIsRefused) {
   EXPECT_NE(std::string(fdk_last_create_error()).find("GPU"), std::string::npos);
 }
 
-// fdk_config.hann_cutoff_v on the GPU (columns by cuFFT) against the CPU
+// fdk_config.hann_cutoff_v on the GPU (columns by our FFT) against the CPU
 // (columns by kissfft), resident and streamed, a detector whose rows are
 // no power of two.
 TEST(CudaBackend, HannWindowAlongVMatchesCpu) {

@@ -11,8 +11,9 @@
 namespace fdk::cuda {
 
 // The GPU code this binary carries and what each visible device runs of it
-// (fdk_get_backend_info). `usable`: AUTO would take CUDA (cuFFT loads and
-// at least one device has code); `why` says what is missing otherwise.
+// (fdk_get_backend_info). `usable`: AUTO would take CUDA (a recent enough
+// NVIDIA driver loads and at least one device has code); `why` says what is
+// missing otherwise.
 struct DeviceCode {
   int compute_capability = 0;
   fdk_gpu_code code = FDK_GPU_CODE_NONE;
@@ -24,6 +25,8 @@ struct BuildAndDevices {
   std::vector<DeviceCode> devices;
   bool usable = false;
   std::string why;
+  int driver_version = 0;   // the driver's CUDA version (13000: 13.0), 0: none loaded
+  int driver_required = 0;  // the oldest the carried code loads on
 };
 BuildAndDevices describe_build_and_devices();
 

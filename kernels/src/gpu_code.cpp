@@ -1,19 +1,14 @@
 #include "gpu_code.hpp"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 
+#include "driver/context.hpp"
+#include "driver/kernel_library.hpp"
+#include "cuda_check.hpp"
 #include "gpu_architectures.h"
 
 namespace fdk::cuda {
 namespace {
-
-// Compiled for exactly the architectures the backend's kernels are (one
-// CMake target), so what the runtime loads for it is what they get.
-__global__ void code_probe_kernel(int* out) {
-  if (out) *out = 1;
-}
 
 std::vector<int> sorted(std::vector<int> archs) {
   std::sort(archs.begin(), archs.end());
@@ -56,25 +51,38 @@ GpuCode classify_gpu_code(int compute_capability, bool probe_ok, int binary_vers
 GpuCode probe_gpu_code(int device) noexcept {
   GpuCode r;
   try {
-    int major = 0, minor = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-      r.why = cudaGetErrorString(cudaGetLastError());
+    const DriverApi* d = driver();
+    if (!d) {
+      r.why = driver_error();
       return r;
     }
-    int previous = 0;
-    const bool had_previous = cudaGetDevice(&previous) == cudaSuccess;
-    cudaFuncAttributes attributes{};
-    cudaError_t status = cudaSetDevice(device);
-    if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, code_probe_kernel);
-    cudaGetLastError();  // a missing image is not sticky: clear it
-    if (had_previous) cudaSetDevice(previous);
-    r = classify_gpu_code(major * 10 + minor, status == cudaSuccess, attributes.binaryVersion,
-                          sass_architectures(), ptx_architectures());
-    if (status != cudaSuccess) r.why = std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
+    CUdevice dev = 0;
+    int major = 0, minor = 0;
+    CUresult status = d->cuDeviceGet(&dev, device);
+    if (status == CUDA_SUCCESS)
+      status = d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    if (status == CUDA_SUCCESS)
+      status = d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    if (status != CUDA_SUCCESS) {
+      r.why = describe(status);
+      return r;
+    }
+    // The probe kernel's image in the device's context: the driver picks
+    // the cubin or JIT-compiles the PTX as it would for every kernel.
+    DeviceGuard guard(device);
+    CUfunction f = nullptr;
+    int binary_version = 0;
+    status = d->cuKernelGetFunction(&f, kernel_handle(Kernel::code_probe));
+    if (status == CUDA_SUCCESS) status = d->cuFuncGetAttribute(&binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION, f);
+    r = classify_gpu_code(major * 10 + minor, status == CUDA_SUCCESS, binary_version, sass_architectures(),
+                          ptx_architectures());
+    if (status != CUDA_SUCCESS) r.why = describe(status);
+  } catch (const Error& e) {
+    r.code = FDK_GPU_CODE_NONE;
+    r.why = e.what();
   } catch (...) {
     r.code = FDK_GPU_CODE_NONE;
-    r.why = "out of memory while asking the CUDA runtime";
+    r.why = "out of memory while asking the NVIDIA driver";
   }
   return r;
 }

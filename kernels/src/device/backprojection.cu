@@ -1,14 +1,14 @@
-#include "backproject_kernels.cuh"
+// The backprojection and packing kernels: device code only, compiled into
+// the fatbin (kernels/CMakeLists.txt); the host launches them by the
+// names at the end (backprojection_launch.cpp).
+#include <cuda_fp16.h>
 
-#include <algorithm>
-#include <type_traits>
-
-#include "cuda_check.hpp"
+#include "../kernel_params.hpp"
+#include "../kernel_shapes.hpp"
 
 namespace fdk::cuda {
 namespace {
 
-constexpr int kBlockX = 32, kBlockZ = 4;
 
 // The volume plane of output plane t0 (the first of a thread's run, which
 // stays within one chunk) of a run of one stride: these kernels' runs are
@@ -44,8 +44,7 @@ __device__ __forceinline__ bool inside(float u, float v, const SlabGeometry& g) 
   return u >= 0.0f && u <= g.columns - 1 && v >= 0.0f && v <= g.rows - 1;
 }
 
-__global__ void __launch_bounds__(kBlockX* kBlockZ) generic_kernel(const __grid_constant__ GenericBatch b,
-                                                                   float* slab, const unsigned char* mask) {
+__device__ __forceinline__ void generic_kernel(const GenericBatch& b, float* slab, const unsigned char* mask) {
   const int i = blockIdx.x * kBlockX + threadIdx.x;
   const int k = blockIdx.y * kBlockZ + threadIdx.y;
   const int t0 = blockIdx.z * kPlanesPerThread;
@@ -162,8 +161,7 @@ struct PlaneRun {
 };
 
 template <bool Split, bool Aligned>
-__global__ void __launch_bounds__(kBlockX* kBlockZ) quad_kernel(const __grid_constant__ QuadBatch b, float* slab,
-                                                                const unsigned char* mask) {
+__device__ __forceinline__ void quad_kernel(const QuadBatch& b, float* slab, const unsigned char* mask) {
   const SlabGeometry& g = b.g;
   const int n = g.nx, half = g.nx / 2;
   const int i = blockIdx.x * kBlockX + threadIdx.x;
@@ -240,8 +238,7 @@ __device__ __forceinline__ void load_unscales(const PairBatch& b, float* unscale
 // voxel p_(1-e). A column on the mirror line (p_1 == p_0, the diagonal
 // kinds only) takes one lookup, both channels its own.
 template <bool Split, int Planes, int Kind, bool Aligned>
-__global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_constant__ PairBatch b, float* slab,
-                                                                const unsigned char* mask) {
+__device__ __forceinline__ void pair_kernel(const PairBatch& b, float* slab, const unsigned char* mask) {
   __shared__ float unscales[kMaxBatchPairs];
   load_unscales(b, unscales);
   const SlabGeometry& g = b.g;
@@ -317,8 +314,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) pair_kernel(const __grid_con
 // serve both planes. A voxel's arithmetic depends only on its lower
 // plane's block, never on the run: the same bits on any number of GPUs.
 template <bool Split, int Planes>
-__global__ void __launch_bounds__(kBlockX* kBlockZ) plane_pair_kernel(const __grid_constant__ PairBatch b, float* slab,
-                                                                      const unsigned char* mask) {
+__device__ __forceinline__ void plane_pair_kernel(const PairBatch& b, float* slab, const unsigned char* mask) {
   __shared__ float unscales[kMaxBatchPairs];
   load_unscales(b, unscales);
   const SlabGeometry& g = b.g;
@@ -366,24 +362,15 @@ __global__ void __launch_bounds__(kBlockX* kBlockZ) plane_pair_kernel(const __gr
     for (int t = 0; t < Planes; ++t) slab[static_cast<size_t>(mirror + Planes - 1 - t) * plane + col] += acc[1][t];
 }
 
-// N filtered windows (the same rows) and their angular weights.
-template <int N>
-struct PackArgs {
-  const float* src[N];
-  size_t src_pitch;
-  float scale[N];
-};
 
 // Rows of the windows each block of pack_max_kernel scans: one atomic per
 // block, not per warp and row (131072 atomics on one word per pair of
 // 2048^2 views serialised the kernel: 60 us per pair).
-constexpr int kMaxRowsPerBlock = 32;
-constexpr int kMaxBlockThreads = 128;
 
 // A thread's largest |scale * x| over its column of the N windows, in the
 // block's rows.
 template <int N>
-__device__ __forceinline__ float column_max(const float* const* src, const float* scale, size_t pitch, int columns,
+__device__ __forceinline__ float column_max(const DevicePtr<const float>* src, const float* scale, size_t pitch, int columns,
                                             int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r0 = blockIdx.y * kMaxRowsPerBlock, r1 = min(rows, r0 + kMaxRowsPerBlock);
@@ -413,27 +400,16 @@ __device__ __forceinline__ void block_max_into(float m, unsigned* max_bits) {
 // *max_bits = max(*max_bits, the largest |scale * x| of the N windows). A
 // pair's flip maps the detector onto itself, so its maximum needs no flip.
 template <int N>
-__global__ void __launch_bounds__(kMaxBlockThreads) pack_max_kernel(PackArgs<N> a, int columns, int rows,
-                                                                     unsigned* max_bits) {
+__device__ __forceinline__ void pack_max_kernel(const PackArgs<N>& a, int columns, int rows, unsigned* max_bits) {
   block_max_into(column_max<N>(a.src, a.scale, a.src_pitch, columns, rows), max_bits);
 }
 
 // pack_max_kernel for a batch of pairs, one per grid z.
-__global__ void __launch_bounds__(kMaxBlockThreads) pack_pairs_max_kernel(PackPairBatch b) {
+__device__ __forceinline__ void pack_pairs_max_kernel(const PackPairBatch& b) {
   const PackPair& p = b.pair[blockIdx.z];
   block_max_into(column_max<2>(p.src, p.scale, b.src_pitch, b.columns, p.rows), b.pair_max + blockIdx.z);
 }
 
-template <int N>
-PackArgs<N> pack_args(const float* const src[N], size_t src_pitch, const float scale[N]) {
-  PackArgs<N> a;
-  a.src_pitch = src_pitch;
-  for (int k = 0; k < N; ++k) {
-    a.src[k] = src[k];
-    a.scale[k] = scale[k];
-  }
-  return a;
-}
 
 // x as hi + lo in half precision: hi = half(x), lo = half(x - hi).
 __device__ __forceinline__ void split_half(float x, unsigned short& hi, unsigned short& lo) {
@@ -443,8 +419,8 @@ __device__ __forceinline__ void split_half(float x, unsigned short& hi, unsigned
 }
 
 // Grid rows are texture rows; past the window's `rows` they repeat its last.
-__global__ void pack_half_kernel(PackArgs<4> a, const unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch,
-                                 int columns, int rows) {
+__device__ __forceinline__ void pack_half_kernel(const PackArgs<4>& a, const unsigned* quad_max, ushort4* hi,
+                                                 ushort4* lo, size_t pitch, int columns, int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
   if (c >= columns) return;
@@ -466,7 +442,7 @@ __global__ void pack_half_kernel(PackArgs<4> a, const unsigned* quad_max, ushort
 // FlipRows: b's texels hold its row rows-1-r, not its column columns-1-c
 // (plane pairs; a compile-time choice, so that mirror pairs pay nothing).
 template <bool Split, bool FlipRows>
-__global__ void pack_pairs_kernel(PackPairBatch b) {
+__device__ __forceinline__ void pack_pairs_kernel(const PackPairBatch& b) {
   const PackPair& p = b.pair[blockIdx.z];
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
@@ -482,196 +458,70 @@ __global__ void pack_pairs_kernel(PackPairBatch b) {
   for (int k = 0; k < 2; ++k) split_half(x[k], h[k], l[k]);
   const size_t d = static_cast<size_t>(r) * b.dst_pitch + c;
   if (Split)
-    static_cast<ushort4*>(p.texels)[d] = make_ushort4(h[0], h[1], l[0], l[1]);
+    static_cast<ushort4*>(static_cast<void*>(p.texels))[d] = make_ushort4(h[0], h[1], l[0], l[1]);
   else
-    static_cast<ushort2*>(p.texels)[d] = make_ushort2(h[0], h[1]);
+    static_cast<ushort2*>(static_cast<void*>(p.texels))[d] = make_ushort2(h[0], h[1]);
 }
 
-}  // namespace
 
-namespace {
-
-// Whether every thread's run of `planes_per_thread` planes starts on a
-// multiple of it (PlaneRun's Aligned): the slab starts on one, and so does
-// every chunk (a single chunk starts where the slab does).
-bool runs_aligned(const SlabGeometry& g, int planes_per_thread) {
-  return g.y0 % planes_per_thread == 0 &&
-         (g.chunk >= g.planes || (g.chunk % planes_per_thread == 0 && g.stride % planes_per_thread == 0));
-}
-
-// Calls launch(run, slab) for g's first run and, where it has one, its
-// second (whose planes lie g.gap planes after the first's in `slab`), each
-// a geometry of one run. A voxel's arithmetic does not depend on its run:
-// the same bits as one launch over both.
-template <class Launch>
-void for_each_run(const SlabGeometry& g, float* slab, Launch launch) {
-  if (g.split >= g.planes) return launch(g, slab);
-  SlabGeometry first = g, second = g;
-  first.planes = first.split = g.split;
-  second.y0 = g.y0_b;
-  second.stride = g.stride_b;
-  second.planes = second.split = g.planes - g.split;
-  launch(first, slab);
-  launch(second, slab + static_cast<size_t>(g.split + g.gap) * g.nz * g.nx);
-}
-
-// Calls launch(Split, Aligned) with both as compile-time constants
-// (std::bool_constant), to pick a kernel's variant.
-template <class Launch>
-void with_variant(bool split, bool aligned, Launch launch) {
-  if (split && aligned)
-    launch(std::true_type{}, std::true_type{});
-  else if (split)
-    launch(std::true_type{}, std::false_type{});
-  else if (aligned)
-    launch(std::false_type{}, std::true_type{});
-  else
-    launch(std::false_type{}, std::false_type{});
-}
-
-// The maxima kernels' grid over `rows` rows of `columns` values.
-dim3 max_grid(int columns, int rows, int depth = 1) {
-  return dim3((columns + kMaxBlockThreads - 1) / kMaxBlockThreads, (rows + kMaxRowsPerBlock - 1) / kMaxRowsPerBlock,
-              depth);
-}
-
-}  // namespace
-
-void launch_generic(const GenericBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
-  for_each_run(batch.g, slab, [&](const SlabGeometry& g, float* out) {
-    GenericBatch run = batch;
-    run.g = g;
-    const dim3 block(kBlockX, kBlockZ);
-    const dim3 grid((g.nx + kBlockX - 1) / kBlockX, (g.nz + kBlockZ - 1) / kBlockZ,
-                    (g.planes + kPlanesPerThread - 1) / kPlanesPerThread);
-    generic_kernel<<<grid, block, 0, stream>>>(run, out, mask);
-  });
-  check_launch("backprojection (generic)");
-}
-
-void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
-  for_each_run(batch.g, slab, [&](const SlabGeometry& g, float* out) {
-    QuadBatch run = batch;
-    run.g = g;
-    const int half = g.nx / 2;
-    const dim3 block(kBlockX, kBlockZ);
-    const dim3 grid((half + kBlockX - 1) / kBlockX, (half + kBlockZ - 1) / kBlockZ,
-                    (g.planes + kPlanesPerThread - 1) / kPlanesPerThread);
-    with_variant(run.split, runs_aligned(g, kPlanesPerThread), [&](auto split, auto aligned) {
-      quad_kernel<split, aligned><<<grid, block, 0, stream>>>(run, out, mask);
-    });
-  });
-  check_launch("backprojection (symmetric quads)");
-}
-
-// Kinds as launch_pairs; grid rows over the half of the grid the kind's
-// threads cover, or (diagonals) over all of it, threads past the line
-// returning at once.
-template <int Kind>
-void launch_pair_kind(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
-  for_each_run(batch.g, slab, [&](const SlabGeometry& g, float* out) {
-    PairBatch run = batch;
-    run.g = g;
-    const dim3 block(kBlockX, kBlockZ);
-    const int rows_z = Kind == 0 ? g.nz / 2 : g.nz;
-    const dim3 grid((g.nx + kBlockX - 1) / kBlockX, (rows_z + kBlockZ - 1) / kBlockZ,
-                    (g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
-    with_variant(run.split, runs_aligned(g, kPairPlanesPerThread), [&](auto split, auto aligned) {
-      pair_kernel<split, kPairPlanesPerThread, Kind, aligned><<<grid, block, 0, stream>>>(run, out, mask);
-    });
-  });
-}
-
-static void launch_plane_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
-  if (batch.g.ny % (2 * kPairPlanesPerThread) != 0 || batch.g.chunk % kPairPlanesPerThread != 0)
-    fail(FDK_ERROR_INTERNAL, "plane pairs need whole blocks of planes");
-  const dim3 block(kBlockX, kBlockZ);
-  const dim3 grid((batch.g.nx + kBlockX - 1) / kBlockX, (batch.g.nz + kBlockZ - 1) / kBlockZ,
-                  (batch.g.planes + kPairPlanesPerThread - 1) / kPairPlanesPerThread);
-  if (batch.split)
-    plane_pair_kernel<true, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
-  else
-    plane_pair_kernel<false, kPairPlanesPerThread><<<grid, block, 0, stream>>>(batch, slab, mask);
-}
-
-void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, cudaStream_t stream) {
-  if ((batch.kind == 1 || batch.kind == 2) && batch.g.nx != batch.g.nz)
-    fail(FDK_ERROR_INTERNAL, "diagonal mirror pairs on a grid that is not square");
-  if (batch.kind == 3)
-    launch_plane_pairs(batch, slab, mask, stream);
-  else if (batch.kind == 1)
-    launch_pair_kind<1>(batch, slab, mask, stream);
-  else if (batch.kind == 2)
-    launch_pair_kind<2>(batch, slab, mask, stream);
-  else
-    launch_pair_kind<0>(batch, slab, mask, stream);
-  check_launch("backprojection (mirror pairs)");
-}
-
-void launch_pack_pairs(const PackPairBatch& batch, cudaStream_t stream) {
-  if (batch.count <= 0) return;
-  if (batch.pair[0].max_src[0]) {
-    // The same maxima kernel over each view's maximum: one "window" of one
-    // value per view, so the scale is exactly that of the whole views.
-    PackPairBatch views = batch;
-    views.columns = 1;
-    views.src_pitch = 1;
-    for (int p = 0; p < batch.count; ++p) {
-      views.pair[p].src[0] = batch.pair[p].max_src[0];
-      views.pair[p].src[1] = batch.pair[p].max_src[1];
-      views.pair[p].rows = 1;
-    }
-    pack_pairs_max_kernel<<<dim3(1, 1, batch.count), kMaxBlockThreads, 0, stream>>>(views);
-  } else {
-    int rows = 1;
-    for (int p = 0; p < batch.count; ++p) rows = std::max(rows, batch.pair[p].rows);
-    pack_pairs_max_kernel<<<max_grid(batch.columns, rows, batch.count), kMaxBlockThreads, 0, stream>>>(batch);
-  }
-  check_launch("pack_pairs_max_kernel");
-  const dim3 texture_grid((batch.columns + 127) / 128, batch.texture_rows, batch.count);
-  with_variant(batch.split, batch.flip_rows != 0, [&](auto split, auto flip) {
-    pack_pairs_kernel<split, flip><<<texture_grid, 128, 0, stream>>>(batch);
-  });
-  check_launch("pack_pairs_kernel");
-}
-
-void launch_pack_half(const float* const src[4], const float* const max_src[4], size_t src_pitch,
-                      const float scale[4], unsigned* quad_max, ushort4* hi, ushort4* lo, size_t pitch, int columns,
-                      int rows, int texture_rows, cudaStream_t stream) {
-  const PackArgs<4> a = pack_args<4>(src, src_pitch, scale);
-  if (max_src) {
-    pack_max_kernel<4><<<1, kMaxBlockThreads, 0, stream>>>(pack_args<4>(max_src, 1, scale), 1, 1, quad_max);
-  } else {
-    pack_max_kernel<4><<<max_grid(columns, rows), kMaxBlockThreads, 0, stream>>>(a, columns, rows, quad_max);
-  }
-  check_launch("pack_max_kernel (quad)");
-  const dim3 texture_grid((columns + 127) / 128, texture_rows);
-  pack_half_kernel<<<texture_grid, 128, 0, stream>>>(a, quad_max, hi, lo, pitch, columns, rows);
-  check_launch("pack_half_kernel");
-}
-
-void launch_window_max(const float* window, size_t pitch, int columns, int rows, unsigned* max_bits,
-                       cudaStream_t stream) {
-  const float* const src[1] = {window};
-  const float one[1] = {1.0f};
-  pack_max_kernel<1><<<max_grid(columns, rows), kMaxBlockThreads, 0, stream>>>(pack_args<1>(src, pitch, one), columns,
-                                                                              rows, max_bits);
-  check_launch("pack_max_kernel (window)");
-}
-
-__global__ void repeat_last_row_kernel(float* window, size_t pitch, int columns, int rows) {
+__device__ __forceinline__ void repeat_last_row_kernel(float* window, size_t pitch, int columns, int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= columns) return;
   window[static_cast<size_t>(rows + blockIdx.y) * pitch + c] = window[static_cast<size_t>(rows - 1) * pitch + c];
 }
 
-void launch_repeat_last_row(float* window, size_t pitch, int columns, int rows, int texture_rows,
-                            cudaStream_t stream) {
-  if (texture_rows <= rows || rows <= 0) return;
-  repeat_last_row_kernel<<<dim3((columns + 127) / 128, texture_rows - rows), 128, 0, stream>>>(window, pitch, columns,
-                                                                                             rows);
-  check_launch("repeat_last_row");
-}
-
-
+}  // namespace
 }  // namespace fdk::cuda
+
+// The entry points, by the names the host looks them up with
+// (kernel_names.hpp): one per variant of each templated kernel, C linkage
+// so that the names do not depend on a compiler's mangling. The batches
+// are __grid_constant__: read in place from the parameter space, never
+// copied to each thread.
+using namespace fdk::cuda;
+#define FDK_SLAB_KERNEL(name, Batch, ...)                                                                 \
+  extern "C" __global__ void __launch_bounds__(kBlockX* kBlockZ)                                         \
+      name(const __grid_constant__ Batch b, float* slab, const unsigned char* mask) {                   \
+    __VA_ARGS__(b, slab, mask);                                                                          \
+  }
+FDK_SLAB_KERNEL(fdk_bp_generic, GenericBatch, generic_kernel)
+FDK_SLAB_KERNEL(fdk_bp_quads_split_aligned, QuadBatch, quad_kernel<true, true>)
+FDK_SLAB_KERNEL(fdk_bp_quads_split, QuadBatch, quad_kernel<true, false>)
+FDK_SLAB_KERNEL(fdk_bp_quads_aligned, QuadBatch, quad_kernel<false, true>)
+FDK_SLAB_KERNEL(fdk_bp_quads, QuadBatch, quad_kernel<false, false>)
+#define FDK_PAIR_KERNELS(kind)                                                                            \
+  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_split_aligned, PairBatch, pair_kernel<true, kPairPlanesPerThread, kind, true>)  \
+  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_split, PairBatch, pair_kernel<true, kPairPlanesPerThread, kind, false>)         \
+  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_aligned, PairBatch, pair_kernel<false, kPairPlanesPerThread, kind, true>)       \
+  FDK_SLAB_KERNEL(fdk_bp_pairs##kind, PairBatch, pair_kernel<false, kPairPlanesPerThread, kind, false>)
+FDK_PAIR_KERNELS(0)
+FDK_PAIR_KERNELS(1)
+FDK_PAIR_KERNELS(2)
+FDK_SLAB_KERNEL(fdk_bp_plane_pairs_split, PairBatch, plane_pair_kernel<true, kPairPlanesPerThread>)
+FDK_SLAB_KERNEL(fdk_bp_plane_pairs, PairBatch, plane_pair_kernel<false, kPairPlanesPerThread>)
+
+extern "C" __global__ void __launch_bounds__(kMaxBlockThreads)
+    fdk_pack_max4(const __grid_constant__ PackArgs<4> a, int32_t columns, int32_t rows, uint32_t* max_bits) {
+  pack_max_kernel<4>(a, columns, rows, max_bits);
+}
+extern "C" __global__ void __launch_bounds__(kMaxBlockThreads)
+    fdk_pack_max1(const __grid_constant__ PackArgs<1> a, int32_t columns, int32_t rows, uint32_t* max_bits) {
+  pack_max_kernel<1>(a, columns, rows, max_bits);
+}
+extern "C" __global__ void __launch_bounds__(kMaxBlockThreads)
+    fdk_pack_pairs_max(const __grid_constant__ PackPairBatch b) {
+  pack_pairs_max_kernel(b);
+}
+extern "C" __global__ void fdk_pack_half(const __grid_constant__ PackArgs<4> a, const uint32_t* quad_max, ushort4* hi,
+                                         ushort4* lo, uint64_t pitch, int32_t columns, int32_t rows) {
+  pack_half_kernel(a, quad_max, hi, lo, pitch, columns, rows);
+}
+#define FDK_PACK_PAIRS_KERNEL(name, split, flip) \
+  extern "C" __global__ void name(const __grid_constant__ PackPairBatch b) { pack_pairs_kernel<split, flip>(b); }
+FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_split_flip, true, true)
+FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_split, true, false)
+FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_flip, false, true)
+FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs, false, false)
+extern "C" __global__ void fdk_repeat_last_row(float* window, uint64_t pitch, int32_t columns, int32_t rows) {
+  repeat_last_row_kernel(window, pitch, columns, rows);
+}
