@@ -73,6 +73,7 @@ if [ -x gpu-prebuilt/bin/fdk-bench ]; then
   summary+=("binaries: prebuilt $(cat gpu-prebuilt/COMMIT)")
   libfdk="$PWD/gpu-prebuilt/lib/libfdk.so.0"
   bench=$bin/fdk-bench store_bench=$bin/store-bench cuda_tests=$bin/test_cuda_backend multi_tests=$bin/test_multi_gpu
+  filter_tests=$bin/test_gpu_filter
   accuracy_tests=$bin/test_phantom_accuracy agreement_tool=$bin/fdk-agreement
 else
   bin=""
@@ -81,7 +82,7 @@ else
     -DFDK_WITH_TIFF=OFF -DCMAKE_PREFIX_PATH="$deps" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
   cmake --build build-gpu --parallel "$(nproc)" \
-    --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
+    --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_gpu_filter test_phantom_accuracy fdk-agreement >"$out/build.log" 2>&1 ||
     { grep -E -A5 "error|Error" "$out/build.log" | head -80; exit 1; }
   echo "built $commit"
   bench=./build-gpu/tools/fdk-bench/fdk-bench
@@ -100,7 +101,7 @@ if [ $run_tests -eq 1 ]; then
     summary+=("gpu tests: $(grep -E 'tests passed' "$out/ctest-gpu.log")")
   else
     # No build tree to give ctest: the same tests, binary by binary.
-    { "$cuda_tests"; "$multi_tests"; FDK_TEST_BACKEND=cuda "$accuracy_tests"; } >"$out/ctest-gpu.log" 2>&1
+    { "$cuda_tests"; "$multi_tests"; "$filter_tests"; FDK_TEST_BACKEND=cuda "$accuracy_tests"; } >"$out/ctest-gpu.log" 2>&1
     passed=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$out/ctest-gpu.log" | awk '{s += $4} END {print s + 0}')
     skipped=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$out/ctest-gpu.log" | awk '{s += $4} END {print s + 0}')
     # gtest names a failed test twice (as it fails, then in the summary).
