@@ -31,19 +31,6 @@ CUcontext current_context() noexcept {
   return c;
 }
 
-DeviceGuard::DeviceGuard(int ordinal) {
-  const CUcontext wanted = primary_context(ordinal);
-  check(cu().cuCtxGetCurrent(&previous_), "cuCtxGetCurrent");
-  if (previous_ != wanted) {
-    check(cu().cuCtxSetCurrent(wanted), "cuCtxSetCurrent");
-    switched_ = true;
-  }
-}
-
-DeviceGuard::~DeviceGuard() {
-  if (switched_) cu().cuCtxSetCurrent(previous_);
-}
-
 void DeviceScope::enter() {
   if (entered_) return;
   const CUcontext wanted = primary_context(ordinal_);

@@ -11,20 +11,6 @@ namespace fdk::cuda {
 // the life of the process (as the runtime keeps it).
 CUcontext primary_context(int ordinal);
 
-// Makes `ordinal`'s context current for a scope, then puts back the one
-// that was.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int ordinal);
-  ~DeviceGuard();
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  CUcontext previous_ = nullptr;
-  bool switched_ = false;
-};
-
 // For an object that owns device resources: enter() makes its device's
 // context current and remembers the host's, leave() and the destructor put
 // the host's back.
@@ -42,6 +28,9 @@ class DeviceScope {
   CUcontext previous_ = nullptr;
   bool entered_ = false, switched_ = false;
 };
+
+// `ordinal`'s context current for a scope, then the one that was.
+using DeviceGuard = DeviceScope;
 
 // A context made current for a scope by handle (releases of resources on
 // whatever thread destroys them).
