@@ -247,6 +247,8 @@ unset DISPLAY
 # once in a dozen runs). It is stopped (wineserver -k: this prefix's server
 # only) when the script ends.
 mkdir -p "$WINEPREFIX"  # the server starts in it; wineboot fills it
+# No stand-in driver left from an interrupted run (below).
+rm -f "$WINEPREFIX/drive_c/windows/system32/nvcuda.dll" "$build/bin/nvcuda.dll"
 wineserver -p
 trap 'wineserver -k 2>/dev/null || true' EXIT
 wineboot -i >/dev/null 2>&1 || true
@@ -256,10 +258,11 @@ crashed() { grep -qE 'Unhandled (exception|page fault)|wine: Unhandled|starting 
 passed=0
 failed=()
 summary=()
-run_test() {  # name directory exe [expected output]
+run_test() {  # name directory "exe [arguments]" expected-output
   local name="$1" log="$build/wine-logs/$1.log" rc=0 result
   mkdir -p "$build/wine-logs"
-  (cd "$2" && timeout 300 wine "$3") >"$log" 2>&1 || rc=$?
+  # shellcheck disable=SC2086 # $3: the program and its arguments
+  (cd "$2" && timeout 300 wine $3) >"$log" 2>&1 || rc=$?
   if [ "$rc" = 0 ] && ! crashed "$log" && grep -qE "$4" "$log"; then
     result="ok    $(grep -oE '\[  PASSED  \] [0-9]+ tests?' "$log" | sed 's/.*\] //' || true)"
     passed=$((passed + 1))
@@ -276,8 +279,50 @@ run_test dll_unload "$build/bin" test_dll_unload.exe '^dll unload: ok'
 for t in "${gtest_targets[@]}"; do
   run_test "$t" "$build/bin" "$t.exe" '^\[  PASSED  \] [0-9]+ tests?\.'
 done
+
+# A stand-in nvcuda.dll (tests/windows/fake_nvcuda.c; every entry point of
+# kernels/src/driver/driver_api.hpp, most of them failing): fdk.dll must
+# load it from the system folder only, bind it, and fall back to the CPU
+# with the reason (test_backend_info: AUTO on the CPU, a CUDA request
+# refused with fdk_get_backend_info's message, which is matched here).
+fake="$build/fake-nvcuda"
+system32="$WINEPREFIX/drive_c/windows/system32"
+rm -rf "$fake"
+mkdir -p "$fake"
+sed -n 's/.*X([A-Za-z0-9_]*, *"\(cu[A-Za-z0-9_]*\)").*/\1/p' kernels/src/driver/driver_api.hpp |
+  grep -vxE 'cuDriverGetVersion|cuInit|cuGetErrorName|cuGetErrorString|cuDeviceGetCount' |
+  sed -E 's/^(cuLibrary.*)$/#ifndef FAKE_LACKS_LIBRARY\nFAKE_STUB(\1)\n#endif/; /^cu/s/^(.*)$/FAKE_STUB(\1)/' >"$fake/fake_nvcuda_stubs.h"
+[ "$(grep -c FAKE_STUB "$fake/fake_nvcuda_stubs.h")" -ge 30 ] || fail "found too few driver entry points in driver_api.hpp: parse error?"
+fake_dll() {  # name version cuInit's status [-DFAKE_LACKS_LIBRARY]
+  "$mingw-gcc-posix" -shared -O2 -Wall -Wextra -Werror -static -I"$fake" -DFAKE_VERSION="$2" -DFAKE_INIT="$3" \
+    ${4:-} -o "$fake/$1/nvcuda.dll" tests/windows/fake_nvcuda.c
+}
+for variant in no_gpu:13000:100 old:12040:0 wrapper:13000:0:-DFAKE_LACKS_LIBRARY; do
+  IFS=: read -r name version init define <<<"$variant"
+  mkdir -p "$fake/$name"
+  fake_dll "$name" "$version" "$init" "$define"
+done
+# In the program's folder it must not be loaded (a planted DLL), ...
+cp "$fake/no_gpu/nvcuda.dll" "$build/bin/nvcuda.dll"
+run_test nvcuda_planted "$build/bin" test_backend_info.exe \
+  'the NVIDIA driver is not installed \(nvcuda.dll not found in the system folder\)'
+rm -f "$build/bin/nvcuda.dll"
+# ... in the system folder it is the driver.
+export FDK_TEST_EXPECT_NO_CUDA_DRIVER=0
+fake_case() {  # variant expected message
+  cp "$fake/$1/nvcuda.dll" "$system32/nvcuda.dll"
+  run_test "nvcuda_$1" "$build/bin" test_backend_info.exe "$2"
+  rm -f "$system32/nvcuda.dll"
+}
+fake_case no_gpu 'driver_version=13000 .*"no CUDA device: the NVIDIA driver is loaded but found no GPU"'
+fake_case old 'driver_version=12040 .*"the NVIDIA driver supports CUDA 12.4; this build of fdk needs CUDA 13.0 \(NVIDIA driver 580 or newer\): update the driver"'
+fake_case wrapper 'driver_version=13000 .*"nvcuda.dll reports CUDA 13.0 yet lacks cuLibraryLoadData: it is not the NVIDIA driver itself'
+export FDK_TEST_EXPECT_NO_CUDA_DRIVER=1
+
 echo "$(wine --version 2>/dev/null) on $(uname -m): $passed passed, ${#failed[@]} failed"
-grep -m1 '^backend info:' "$build/wine-logs/test_backend_info.log" || true
+for log in test_backend_info nvcuda_planted nvcuda_no_gpu nvcuda_old nvcuda_wrapper; do
+  printf '  %-18s %s\n' "$log:" "$(grep -m1 '^backend info:' "$build/wine-logs/$log.log" | sed 's/^backend info: //' || true)"
+done
 printf '%s\n' "${summary[@]}"
 [ "${#failed[@]}" -eq 0 ] || fail "under Wine: ${failed[*]}"
 
