@@ -26,9 +26,12 @@
 #      pkg-config (-std=c99 -Wall -Wextra -Werror), and the tools run;
 #   6. ABI: abidiff against packaging/abi/libfdk.abi; an incompatible change
 #      fails unless FDK_VERSION_MAJOR changed (packaging/abi/check-abi.sh);
-#   7. win-x64: fdk.dll (CPU backend) cross-built with MinGW-w64 from
-#      Debian's sources of zstd and KissFFT, its C and GoogleTest programs
-#      run under Wine (.ci/windows.sh; FDK_SKIP_WINDOWS=1 skips it);
+#   7. win-x64: fdk.dll with the CPU and CUDA backends cross-built with
+#      MinGW-w64 from Debian's sources of zstd and KissFFT and this build's
+#      fatbin (no second nvcc run), its C and GoogleTest programs run under
+#      Wine, where AUTO falls back to the CPU for want of a driver
+#      (.ci/windows.sh; FDK_SKIP_WINDOWS=1 skips it; it needs the CUDA
+#      toolkit's cuda.h, and fails on a machine without the toolkit);
 #   8. C#: the binding built with mcs, packed as a NuGet package
 #      (lib/netstandard2.0/Fdk.dll + runtimes/linux-x64/native/ +
 #      runtimes/win-x64/native/), the package extracted, and the example and
@@ -170,11 +173,16 @@ bash packaging/debian/check-debs.sh "$build" "$work/debs" "$major" "$version" </
 step "ABI against packaging/abi/libfdk.abi"
 bash packaging/abi/check-abi.sh "$lib" </dev/null
 
-step "win-x64: fdk.dll (CPU backend) cross-built with MinGW-w64, its tests under Wine"
-# .ci/windows.sh (FDK_SKIP_WINDOWS=1 skips it); its fdk.dll goes into the
-# NuGet package as runtimes/win-x64/native/.
+step "win-x64: fdk.dll (CPU and CUDA backends) cross-built with MinGW-w64, its tests under Wine"
+# .ci/windows.sh (FDK_SKIP_WINDOWS=1 skips it), with the fatbin this build
+# made: one GPU code for both platforms; its fdk.dll goes into the NuGet
+# package as runtimes/win-x64/native/.
 if [ "${FDK_SKIP_WINDOWS:-0}" != 1 ]; then
-  bash .ci/windows.sh </dev/null
+  if [ "$with_cuda" = 1 ]; then
+    FDK_CUDA_FATBIN="$(realpath "$build/kernels/fdk_kernels.fatbin")" bash .ci/windows.sh </dev/null
+  else
+    bash .ci/windows.sh </dev/null
+  fi
   export FDK_WIN_X64_NATIVE_DIR="$root/build-win/native"
 fi
 

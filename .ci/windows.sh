@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# CI step: fdk.dll for win-x64 (CPU backend), cross-compiled with Debian's
-# MinGW-w64 and tested under Debian's Wine. Called by .ci/packaging.sh; also
-# runs alone: `bash .ci/windows.sh` (Debian 12, as root or with sudo).
+# CI step: fdk.dll for win-x64 with the CPU and the CUDA backend,
+# cross-compiled with Debian's MinGW-w64 and tested under Debian's Wine.
+# Called by .ci/packaging.sh; also runs alone: `bash .ci/windows.sh`
+# (Debian 12, as root or with sudo; the CUDA toolkit in /usr/local/cuda).
 #
 #   1. Debian packages: the MinGW-w64 compilers (posix threads), Wine, and
 #      GoogleTest's sources (installed only when missing);
@@ -9,21 +10,37 @@
 #      (`apt-get source libzstd kissfft`, verified against the signed
 #      Sources index), fetched once into a cache (.deps/debian-src/) with a
 #      private apt state, so the machine's apt configuration is not touched;
-#   3. build-win/: fdk.dll with zstd, KissFFT, the GCC runtime, libstdc++ and
-#      winpthreads linked in (cmake/toolchains/mingw-w64-x86_64.cmake,
-#      cmake/deps_from_source.cmake), the C tests and the GoogleTest suites
-#      of the C API, the accuracy and the core; then `cmake --install` and
-#      tests/packaging/consumer built against the installed tree;
-#   4. checks on fdk.dll: it imports Windows system DLLs only, and exports
-#      exactly the FDK_API functions of fdk.h;
-#   5. the test programs under Wine, with a pass/fail line each and a summary;
-#   6. build-win/native/: fdk.dll (stripped), all that runtimes/win-x64/native/
+#   3. the GPU code: the fatbin the Linux build already made (the same
+#      device code for every platform; no second nvcc run in CI):
+#      FDK_CUDA_FATBIN if set, else build-pkg/kernels/fdk_kernels.fatbin
+#      (.ci/packaging.sh's build), each with its manifest <fatbin>.cmake;
+#      only when there is neither, nvcc makes one in build-win-fatbin/ (a
+#      Linux configure for the target fdk_kernels_fatbin alone);
+#   4. build-win/ (preset mingw-cuda): fdk.dll with the CUDA backend (host
+#      code that loads nvcuda.dll at run time, the fatbin embedded; cuda.h
+#      from FDK_CUDA_INCLUDE_DIR, default /usr/local/cuda/include), zstd,
+#      KissFFT, the GCC runtime, libstdc++ and winpthreads linked in
+#      (cmake/toolchains/mingw-w64-x86_64.cmake, cmake/deps_from_source.cmake),
+#      the C tests and the GoogleTest suites of the C API, the accuracy and
+#      the core; then `cmake --install` and tests/packaging/consumer built
+#      against the installed tree;
+#   5. checks on fdk.dll: it imports Windows system DLLs only (not
+#      nvcuda.dll, which it loads itself), exports exactly the FDK_API
+#      functions of fdk.h, names nvcuda.dll, and carries the fatbin
+#      (packaging/checks/cuda_archs.py: the SASS and PTX of the manifest)
+#      with the kernels' names in it;
+#   6. the test programs under Wine, with a pass/fail line each and a
+#      summary. Wine has no NVIDIA driver: AUTO must run the CPU, an explicit
+#      CUDA request must be refused, and fdk_get_backend_info must say why
+#      (FDK_TEST_EXPECT_NO_CUDA_DRIVER=1 makes test_backend_info and
+#      test_misuse assert exactly that);
+#   7. build-win/native/: fdk.dll (stripped), all that runtimes/win-x64/native/
 #      of the NuGet package needs (FDK_WIN_X64_NATIVE_DIR).
 #
 # FDK_SKIP_WINDOWS=1 skips the step. FDK_JOBS sets the build's parallelism,
 # FDK_DEPS_CACHE the source cache (default .deps/debian-src).
-# The CUDA backend is not built: that needs MSVC and nvcc on Windows
-# (CMakePresets.json, docs/PACKAGING.md).
+# MSVC builds the same DLL on Windows (preset windows-msvc-cuda,
+# docs/PACKAGING.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$(pwd)"
@@ -92,16 +109,59 @@ kissfft_src="$cache/kissfft"
 echo "zstd:    $(cat "$zstd_src/.fdk-source") ($zstd_src)"
 echo "KissFFT: $(cat "$kissfft_src/.fdk-source") ($kissfft_src)"
 
-step "configure and build $build (MinGW-w64, Release, CPU backend)"
-# The preset mingw-cpu of CMakePresets.json (the toolchain file, Release,
+step "the GPU code: the fatbin of the Linux build"
+# One fatbin for every platform: the device code does not depend on the
+# host's OS, so fdk.dll embeds the very file libfdk.so does.
+cuda_include="${FDK_CUDA_INCLUDE_DIR:-/usr/local/cuda/include}"
+[ -f "$cuda_include/cuda.h" ] || fail "no cuda.h in $cuda_include (set FDK_CUDA_INCLUDE_DIR to the CUDA toolkit's include folder)"
+fatbin="${FDK_CUDA_FATBIN:-}"
+if [ -n "$fatbin" ]; then
+  echo "FDK_CUDA_FATBIN: $fatbin"
+elif [ -f "$root/build-pkg/kernels/fdk_kernels.fatbin" ]; then
+  fatbin="$root/build-pkg/kernels/fdk_kernels.fatbin"
+  echo "the Linux build's: $fatbin"
+else
+  # Running alone: nvcc makes just the fatbin (no library, tests or tools).
+  nvcc="${FDK_NVCC:-/usr/local/cuda/bin/nvcc}"
+  [ -x "$nvcc" ] || fail "no fatbin (FDK_CUDA_FATBIN, build-pkg/kernels/fdk_kernels.fatbin) and no nvcc ($nvcc) to make one"
+  echo "none built yet: nvcc makes one in $root/build-win-fatbin"
+  cmake -S . -B "$root/build-win-fatbin" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DFDK_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DFDK_CUDA_INCLUDE_DIR="$cuda_include" \
+    -DFDK_BUILD_TESTS=OFF -DFDK_BUILD_TOOLS=OFF -DFDK_PACKAGING_TESTS=OFF -DFDK_WITH_MPI=OFF \
+    -DFDK_WITH_TIFF=OFF </dev/null >/dev/null
+  cmake --build "$root/build-win-fatbin" --target fdk_kernels_fatbin </dev/null
+  fatbin="$root/build-win-fatbin/kernels/fdk_kernels.fatbin"
+fi
+fatbin="$(realpath "$fatbin")"
+[ -f "$fatbin" ] && [ -f "$fatbin.cmake" ] || fail "no fatbin $fatbin, or no manifest $fatbin.cmake beside it"
+# What the build that made it recorded (CMAKE_CUDA_ARCHITECTURES, the nvcc
+# version), for the checks below.
+cuda_archs="$(sed -n 's/^set(CMAKE_CUDA_ARCHITECTURES "\(.*\)")$/\1/p' "$fatbin.cmake")"
+nvcc_version="$(sed -n 's/^set(FDK_CUDA_COMPILER_VERSION "\(.*\)")$/\1/p' "$fatbin.cmake")"
+[ -n "$cuda_archs" ] && [ -n "$nvcc_version" ] || fail "$fatbin.cmake lacks CMAKE_CUDA_ARCHITECTURES or FDK_CUDA_COMPILER_VERSION"
+expect_sass="" expect_ptx=""
+for arch in ${cuda_archs//;/ }; do
+  number="$(sed -E 's/^([0-9]+).*/\1/' <<<"$arch")"
+  case "$arch" in
+    *-virtual) expect_ptx+="${expect_ptx:+,}$number" ;;
+    *-real) expect_sass+="${expect_sass:+,}$number" ;;
+    *) expect_sass+="${expect_sass:+,}$number"; expect_ptx+="${expect_ptx:+,}$number" ;;
+  esac
+done
+echo "fatbin: $(stat -c %s "$fatbin") bytes, nvcc $nvcc_version, architectures $cuda_archs (SASS $expect_sass; PTX ${expect_ptx:-none})"
+
+step "configure and build $build (MinGW-w64, Release, CPU and CUDA backends)"
+# The preset mingw-cuda of CMakePresets.json (the toolchain file, Release,
 # warnings as errors, GoogleTest from /usr/src/googletest, every program and
-# fdk.dll into build-win/bin), with this script's source trees. It builds the
-# library, the C tests, and the GoogleTest suites of the C API, the accuracy
-# and the core; not those of the adapters, tools and fuzzers, which are not
-# built for Windows (POSIX calls, libtiff).
-cmake --preset mingw-cpu -DFDK_ZSTD_SOURCE_DIR="$zstd_src" -DFDK_KISSFFT_SOURCE_DIR="$kissfft_src" </dev/null
-cmake --build --preset mingw-cpu --parallel "$jobs" </dev/null
-gtest_targets=(test_misuse test_pipeline test_concurrency test_limits test_store_policy
+# fdk.dll into build-win/bin), with this script's source trees, fatbin and
+# cuda.h. It builds the library, the C tests, and the GoogleTest suites of
+# the C API, the accuracy and the core; not those of the adapters, tools and
+# fuzzers, which are not built for Windows (POSIX calls, libtiff), nor the
+# GPU suites (tests/gpu: no GPU under Wine).
+cmake --preset mingw-cuda -DFDK_ZSTD_SOURCE_DIR="$zstd_src" -DFDK_KISSFFT_SOURCE_DIR="$kissfft_src" \
+  -DFDK_CUDA_FATBIN="$fatbin" -DFDK_CUDA_INCLUDE_DIR="$cuda_include" </dev/null
+cmake --build --preset mingw-cuda --parallel "$jobs" </dev/null
+gtest_targets=(test_misuse test_pipeline test_concurrency test_limits test_store_policy test_backend_info
   test_phantom_accuracy
   test_ramp_filter test_projection_store test_geometry test_ingest test_slab_planner
   test_slab_prefetch test_thread_pool test_checked test_phantom)
@@ -145,11 +205,41 @@ if [ "$exported" != "$declared" ]; then
 fi
 echo "exports: the $(wc -l <<<"$exported") FDK_API functions of fdk.h, nothing else"
 
+step "fdk.dll: the CUDA backend inside (the fatbin, the driver's name)"
+# The driver is loaded at run time, by name (LoadLibraryExW from the system
+# folder): the name is in the DLL, the import table has none of it (above).
+dll_strings="$(strings -a "$dll"; strings -a -e l "$dll")"
+grep -qx 'nvcuda.dll' <<<"$dll_strings" ||
+  fail "fdk.dll never names nvcuda.dll, the NVIDIA driver it loads at run time"
+# The fatbin's SASS and PTX, as the manifest says (the same check as for
+# libfdk.so; it reads the PE's sections as it does ELF's).
+python3 packaging/checks/cuda_archs.py "$dll" --expect-sass "$expect_sass" ${expect_ptx:+--expect-ptx "$expect_ptx"} ||
+  fail "fdk.dll does not carry the GPU code of $fatbin"
+# The kernels by their C names (cuLibraryGetKernel looks them up so).
+for kernel in fdk_bp_generic fdk_filter_rows fdk_filter_columns; do
+  grep -q "$kernel" <<<"$dll_strings" || fail "fdk.dll lacks the kernel $kernel"
+done
+# Byte for byte the fatbin given: it starts with the fatbin magic (0xBA55ED50).
+cmp -s "$fatbin" <(python3 - "$dll" "$(stat -c %s "$fatbin")" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+size = int(sys.argv[2])
+at = data.find(b"\x50\xed\x55\xba")
+sys.stdout.buffer.write(data[at:at + size] if at >= 0 else b"")
+PY
+) || fail "fdk.dll does not hold $fatbin byte for byte"
+echo "names nvcuda.dll (loaded at run time, not imported); carries the fatbin ($(stat -c %s "$fatbin") bytes, SASS $expect_sass, PTX ${expect_ptx:-none}) with its kernels"
+
 step "tests under Wine"
 # A prefix of this build's own, 64-bit only; no Mono or Gecko installer
 # (mscoree, mshtml), and no debugger on a crash (winedbg would hold the
 # crashed program until the timeout); quiet.
 export WINEPREFIX="$build/wine" WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
+# No NVIDIA driver here: Debian's Wine has no nvcuda.dll, and where one
+# exists (wine-staging's, a wrapper of the Linux libcuda.so.1) it does not
+# load without the Linux driver. The suites assert the CPU fallback and the
+# reason (test_backend_info, test_misuse).
+export FDK_TEST_EXPECT_NO_CUDA_DRIVER=1
 unset DISPLAY
 # One server for the prefix, kept for the whole run: without it, each
 # program's server may stop after the last one ended just as the next one
@@ -157,6 +247,8 @@ unset DISPLAY
 # once in a dozen runs). It is stopped (wineserver -k: this prefix's server
 # only) when the script ends.
 mkdir -p "$WINEPREFIX"  # the server starts in it; wineboot fills it
+# No stand-in driver left from an interrupted run (below).
+rm -f "$WINEPREFIX/drive_c/windows/system32/nvcuda.dll" "$build/bin/nvcuda.dll"
 wineserver -p
 trap 'wineserver -k 2>/dev/null || true' EXIT
 wineboot -i >/dev/null 2>&1 || true
@@ -166,10 +258,11 @@ crashed() { grep -qE 'Unhandled (exception|page fault)|wine: Unhandled|starting 
 passed=0
 failed=()
 summary=()
-run_test() {  # name directory exe [expected output]
+run_test() {  # name directory "exe [arguments]" expected-output
   local name="$1" log="$build/wine-logs/$1.log" rc=0 result
   mkdir -p "$build/wine-logs"
-  (cd "$2" && timeout 300 wine "$3") >"$log" 2>&1 || rc=$?
+  # shellcheck disable=SC2086 # $3: the program and its arguments
+  (cd "$2" && timeout 300 wine $3) >"$log" 2>&1 || rc=$?
   if [ "$rc" = 0 ] && ! crashed "$log" && grep -qE "$4" "$log"; then
     result="ok    $(grep -oE '\[  PASSED  \] [0-9]+ tests?' "$log" | sed 's/.*\] //' || true)"
     passed=$((passed + 1))
@@ -186,7 +279,50 @@ run_test dll_unload "$build/bin" test_dll_unload.exe '^dll unload: ok'
 for t in "${gtest_targets[@]}"; do
   run_test "$t" "$build/bin" "$t.exe" '^\[  PASSED  \] [0-9]+ tests?\.'
 done
+
+# A stand-in nvcuda.dll (tests/windows/fake_nvcuda.c; every entry point of
+# kernels/src/driver/driver_api.hpp, most of them failing): fdk.dll must
+# load it from the system folder only, bind it, and fall back to the CPU
+# with the reason (test_backend_info: AUTO on the CPU, a CUDA request
+# refused with fdk_get_backend_info's message, which is matched here).
+fake="$build/fake-nvcuda"
+system32="$WINEPREFIX/drive_c/windows/system32"
+rm -rf "$fake"
+mkdir -p "$fake"
+sed -n 's/.*X([A-Za-z0-9_]*, *"\(cu[A-Za-z0-9_]*\)").*/\1/p' kernels/src/driver/driver_api.hpp |
+  grep -vxE 'cuDriverGetVersion|cuInit|cuGetErrorName|cuGetErrorString|cuDeviceGetCount' |
+  sed -E 's/^(cuLibrary.*)$/#ifndef FAKE_LACKS_LIBRARY\nFAKE_STUB(\1)\n#endif/; /^cu/s/^(.*)$/FAKE_STUB(\1)/' >"$fake/fake_nvcuda_stubs.h"
+[ "$(grep -c FAKE_STUB "$fake/fake_nvcuda_stubs.h")" -ge 30 ] || fail "found too few driver entry points in driver_api.hpp: parse error?"
+fake_dll() {  # name version cuInit's status [-DFAKE_LACKS_LIBRARY]
+  "$mingw-gcc-posix" -shared -O2 -Wall -Wextra -Werror -static -I"$fake" -DFAKE_VERSION="$2" -DFAKE_INIT="$3" \
+    ${4:-} -o "$fake/$1/nvcuda.dll" tests/windows/fake_nvcuda.c
+}
+for variant in no_gpu:13000:100 old:12040:0 wrapper:13000:0:-DFAKE_LACKS_LIBRARY; do
+  IFS=: read -r name version init define <<<"$variant"
+  mkdir -p "$fake/$name"
+  fake_dll "$name" "$version" "$init" "$define"
+done
+# In the program's folder it must not be loaded (a planted DLL), ...
+cp "$fake/no_gpu/nvcuda.dll" "$build/bin/nvcuda.dll"
+run_test nvcuda_planted "$build/bin" test_backend_info.exe \
+  'the NVIDIA driver is not installed \(nvcuda.dll not found in the system folder\)'
+rm -f "$build/bin/nvcuda.dll"
+# ... in the system folder it is the driver.
+export FDK_TEST_EXPECT_NO_CUDA_DRIVER=0
+fake_case() {  # variant expected message
+  cp "$fake/$1/nvcuda.dll" "$system32/nvcuda.dll"
+  run_test "nvcuda_$1" "$build/bin" test_backend_info.exe "$2"
+  rm -f "$system32/nvcuda.dll"
+}
+fake_case no_gpu 'driver_version=13000 .*"no CUDA device: the NVIDIA driver is loaded but found no GPU"'
+fake_case old 'driver_version=12040 .*"the NVIDIA driver supports CUDA 12.4; this build of fdk needs CUDA 13.0 \(NVIDIA driver 580 or newer\): update the driver"'
+fake_case wrapper 'driver_version=13000 .*"nvcuda.dll reports CUDA 13.0 yet lacks cuLibraryLoadData: it is not the NVIDIA driver itself'
+export FDK_TEST_EXPECT_NO_CUDA_DRIVER=1
+
 echo "$(wine --version 2>/dev/null) on $(uname -m): $passed passed, ${#failed[@]} failed"
+for log in test_backend_info nvcuda_planted nvcuda_no_gpu nvcuda_old nvcuda_wrapper; do
+  printf '  %-18s %s\n' "$log:" "$(grep -m1 '^backend info:' "$build/wine-logs/$log.log" | sed 's/^backend info: //' || true)"
+done
 printf '%s\n' "${summary[@]}"
 [ "${#failed[@]}" -eq 0 ] || fail "under Wine: ${failed[*]}"
 

@@ -3,7 +3,6 @@
 // it is filtered, with the same groups and weights as a slab from the
 // store (so the same bits). Apart because it is the one streaming job that
 // runs on the ingest thread, before fdk_finish.
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>

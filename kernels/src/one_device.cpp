@@ -2,7 +2,6 @@
 // streams, within the budget, how many planes a slab may have, and the batch
 // sets and mask every launch uses. Apart from the work itself, so that
 // what a device chooses, and why, reads in one place.
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>

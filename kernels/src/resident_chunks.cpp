@@ -3,7 +3,6 @@
 // launched on a thread of their own, and the reads of planes, its own or,
 // recomputed, a failed GPU's. Apart because the layout, not the
 // arithmetic, is what differs with the number of GPUs.
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <numeric>

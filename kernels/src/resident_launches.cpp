@@ -3,7 +3,6 @@
 // they complete into sets reserved for them, and views outside orbits
 // straight from their projections. What one launch does, whoever decided
 // to launch it.
-#include <cuda_runtime.h>
 
 #include <vector>
 
@@ -22,8 +21,8 @@ BatchSet& OneDevice::next_set() {
 void OneDevice::pack_quad(const float* const src[4], const float* const max_src[4], const float scale[4], BatchSet& set,
                           int slot, int rows) {
   const size_t q = static_cast<size_t>(slot);
-  launch_pack_half(src, max_src, pitch_, scale, set.quad_max.get() + slot, reinterpret_cast<ushort4*>(set.slot(q)),
-                   format_.split ? reinterpret_cast<ushort4*>(set.slot_lo(q)) : nullptr,
+  launch_pack_half(src, max_src, pitch_, scale, set.quad_max.get() + slot, set.slot(q),
+                   format_.split ? set.slot_lo(q) : nullptr,
                    quad_pitch_ / kTexelBytes, columns_, rows, set_rows_, bp_stream_.get());
 }
 

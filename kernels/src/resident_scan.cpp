@@ -4,7 +4,6 @@
 // and the finish either keeps what the scan computed or starts again from
 // the filtered views still on the device. The bookkeeping that fixes the
 // order of every voxel's sum, apart from the launches themselves.
-#include <cuda_runtime.h>
 
 #include <string>
 #include <utility>

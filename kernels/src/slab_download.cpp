@@ -2,7 +2,6 @@
 // DMA into page-locked memory, else through a ring of pinned bounce chunks
 // copied out by CPU threads. One job shared by the resident and the
 // streamed paths.
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>

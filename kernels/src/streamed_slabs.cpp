@@ -4,7 +4,6 @@
 // threads into pinned memory, uploaded on their own stream and
 // backprojected while the next batch is prepared. Apart from the resident
 // path, with which it shares only the packing kernels.
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,6 @@
 // projections or a scratch view for the store, on several filters in turn,
 // with copies to the peers that hold every filtered view, and copies back
 // for the store. Kept apart from what is done with the filtered views.
-#include <cuda_runtime.h>
 
 #include <mutex>
 #include <vector>

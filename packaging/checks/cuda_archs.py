@@ -6,7 +6,8 @@ PTX, 2 ELF/SASS; header size; payload size; the architecture at offset 28).
 The CUDA runtime's registration puts them in the .nv_fatbin section; a
 fatbin the library hands to the driver itself (cuModuleLoadData) is plain
 read-only data, so without .nv_fatbin the whole file is searched for
-headers that parse.
+headers that parse; so it is for a file that is not ELF (a Windows DLL,
+whose fatbin sits in .rdata, or a bare .fatbin).
 
     cuda_archs.py LIB                      prints "sass 75 80 ..." and "ptx 120"
     cuda_archs.py LIB --expect-sass 75,80 --expect-ptx 120
@@ -22,7 +23,9 @@ FATBIN_MAGIC = 0xBA55ED50
 def section(path, name):
     with open(path, "rb") as f:
         data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2:
+    if data[:4] != b"\x7fELF":
+        return b""  # PE or a bare fatbin: the caller searches the whole file
+    if data[4] != 2:
         sys.exit(f"{path}: not a 64-bit ELF file")
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)

@@ -4,12 +4,22 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "small_scan.hpp"
 
 namespace {
+
+// Set where the machine has no NVIDIA driver and the test must see that
+// (.ci/windows.sh under Wine); elsewhere what the machine has is read, not
+// assumed.
+bool expect_no_cuda_driver() {
+  const char* v = std::getenv("FDK_TEST_EXPECT_NO_CUDA_DRIVER");
+  return v && std::string(v) == "1";
+}
 
 TEST(BackendInfo, RefusesNullAndAWrongStructSize) {
   EXPECT_EQ(fdk_get_backend_info(nullptr), FDK_ERROR_INVALID_ARGUMENT);
@@ -40,13 +50,37 @@ TEST(BackendInfo, SaysWhatTheBuildCarriesAndWhyCudaIsNotUsedHere) {
   info.struct_size = sizeof info;
   ASSERT_EQ(fdk_get_backend_info(&info), FDK_OK);
   EXPECT_EQ(info.struct_size, sizeof info);
+  // For the log (.ci/windows.sh shows this line).
+  std::printf("backend info: cuda_built=%d cuda_usable=%d driver_version=%d driver_required=%d devices=%d: \"%s\"\n",
+              info.cuda_built, info.cuda_usable, info.driver_version, info.driver_required, info.num_devices,
+              info.message);
 #ifdef FDK_TEST_CUDA_BUILT
   EXPECT_EQ(info.cuda_built, 1);
-  // The carried code's driver floor, and what this machine's driver is
-  // (0 where there is none, as on CI).
+  // The carried code's driver floor (the major version of the nvcc that
+  // made the fatbin: 13000 for CUDA 13.0, NVIDIA driver 580), and what this
+  // machine's driver is (0 where there is none, as on CI).
   EXPECT_GE(info.driver_required, 13000);
+#ifdef FDK_TEST_CUDA_DRIVER_REQUIRED
+  EXPECT_EQ(info.driver_required, FDK_TEST_CUDA_DRIVER_REQUIRED);
+#endif
   if (info.cuda_usable) {
     EXPECT_GE(info.driver_version, info.driver_required);
+  } else {
+    // Why, in words a user can act on: every reason names the driver or
+    // the device (no driver, a stub, too old, no GPU, no code for it).
+    const std::string why = info.message;
+    EXPECT_TRUE(why.find("NVIDIA driver") != std::string::npos || why.find("CUDA device") != std::string::npos)
+        << why;
+  }
+  if (expect_no_cuda_driver()) {
+    EXPECT_EQ(info.cuda_usable, 0);
+    EXPECT_EQ(info.driver_version, 0);
+    EXPECT_EQ(info.num_devices, 0);
+    EXPECT_NE(std::string(info.message).find("the NVIDIA driver is not installed"), std::string::npos)
+        << info.message;
+#ifdef _WIN32
+    EXPECT_NE(std::string(info.message).find("nvcuda.dll"), std::string::npos) << info.message;
+#endif
   }
   ASSERT_GT(info.num_sass, 0);
   for (int i = 1; i < info.num_sass; ++i) EXPECT_LT(info.sass[i - 1], info.sass[i]);
@@ -87,7 +121,29 @@ TEST(BackendInfo, AgreesWithTheAutoBackendChoice) {
   plan.struct_size = sizeof plan;
   ASSERT_EQ(fdk_get_plan_info(ctx, &plan), FDK_OK);
   EXPECT_EQ(plan.backend, info.cuda_usable ? FDK_BACKEND_CUDA : FDK_BACKEND_CPU);
+  if (expect_no_cuda_driver()) {
+    EXPECT_EQ(plan.backend, FDK_BACKEND_CPU);
+  }
   fdk_destroy(ctx);
+}
+
+// An explicit CUDA request where CUDA cannot be used is refused with the
+// reason fdk_get_backend_info gives (never a silent CPU run).
+TEST(BackendInfo, ACudaRequestIsRefusedWithItsReasonWhereCudaIsUnusable) {
+  fdk_backend_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(fdk_get_backend_info(&info), FDK_OK);
+  if (info.cuda_usable) GTEST_SKIP() << "CUDA is usable here";
+  fdk_test::SmallScan scan(8, 4, 8);
+  scan.config.backend = FDK_BACKEND_CUDA;
+  fdk_context* ctx = nullptr;
+  EXPECT_EQ(fdk_create(&scan.config, &ctx), FDK_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(ctx, nullptr);
+  ASSERT_GT(std::strlen(info.message), 0u);
+  EXPECT_NE(std::string(fdk_last_create_error()).find(info.message), std::string::npos)
+      << "refused with \"" << fdk_last_create_error() << "\", while fdk_get_backend_info says \"" << info.message
+      << "\"";
+  if (ctx) fdk_destroy(ctx);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -255,6 +256,23 @@ TEST(Misuse, CudaRequestIsRefusedClearlyOrHonoured) {
   EXPECT_EQ(ctx, nullptr);
   const std::string msg = fdk_last_create_error();
   EXPECT_TRUE(msg.find("CUDA") != std::string::npos || msg.find("NVIDIA driver") != std::string::npos) << msg;
+#ifdef FDK_TEST_CUDA_BUILT
+  // The backend is in the build: the reason is the machine's, and the same
+  // fdk_get_backend_info gives.
+  EXPECT_EQ(msg.find("no CUDA backend"), std::string::npos) << msg;
+  fdk_backend_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(fdk_get_backend_info(&info), FDK_OK);
+  EXPECT_EQ(info.cuda_built, 1);
+  EXPECT_EQ(info.cuda_usable, 0);
+  EXPECT_NE(msg.find(info.message), std::string::npos) << msg << " / " << info.message;
+  const char* no_driver = std::getenv("FDK_TEST_EXPECT_NO_CUDA_DRIVER");
+  if (no_driver && std::string(no_driver) == "1") {
+    EXPECT_NE(msg.find("the NVIDIA driver is not installed"), std::string::npos) << msg;
+  }
+#else
+  EXPECT_NE(msg.find("no CUDA backend"), std::string::npos) << msg;
+#endif
 }
 
 TEST(Misuse, EveryBadCallLeavesTheHandleAndStoreIntact) {

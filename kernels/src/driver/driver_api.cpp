@@ -50,6 +50,12 @@ std::string driver_branch(int v) {
   return "450";
 }
 
+#if defined(_WIN32)
+constexpr const char* kDriverFile = "nvcuda.dll";
+#else
+constexpr const char* kDriverFile = "libcuda.so.1";
+#endif
+
 Loaded load() {
   Loaded l;
   void* library = open_driver();  // kept for the life of the process
@@ -62,16 +68,28 @@ Loaded load() {
     return l;
   }
   DriverApi& a = l.api;
-#define FDK_DRIVER_BIND(name, sym)                                                        \
-  a.name = reinterpret_cast<decltype(a.name)>(symbol(library, sym));                      \
-  if (!a.name && l.error.empty())                                                         \
-    l.error = std::string("the NVIDIA driver is too old: it lacks ") + sym +              \
-              " (this build of fdk needs a driver for CUDA " + version_text(driver_required()) + \
-              ", NVIDIA driver " + driver_branch(driver_required()) + " or newer)";
+  const char* missing = nullptr;
+#define FDK_DRIVER_BIND(name, sym)                                   \
+  a.name = reinterpret_cast<decltype(a.name)>(symbol(library, sym)); \
+  if (!a.name && !missing) missing = sym;
   FDK_DRIVER_FUNCTIONS(FDK_DRIVER_BIND)
 #undef FDK_DRIVER_BIND
   if (a.cuDriverGetVersion && a.cuDriverGetVersion(&l.version) != CUDA_SUCCESS) l.version = 0;
-  if (!l.error.empty()) return l;
+  if (missing) {
+    // A library new enough by its version that still lacks an entry point
+    // is not NVIDIA's own (a wrapper of another system's driver, such as
+    // wine-staging's nvcuda.dll): "update the driver" would not help.
+    const std::string needed = "CUDA " + version_text(driver_required()) + ", NVIDIA driver " +
+                               driver_branch(driver_required()) + " or newer";
+    if (l.version >= driver_required())
+      l.error = std::string(kDriverFile) + " reports CUDA " + version_text(l.version) + " yet lacks " + missing +
+                ": it is not the NVIDIA driver itself (a wrapper, such as Wine's?); this build of fdk needs "
+                "NVIDIA's own driver for " + needed;
+    else
+      l.error = std::string("the NVIDIA driver is too old: it lacks ") + missing +
+                " (this build of fdk needs a driver for " + needed + ")";
+    return l;
+  }
   const CUresult init = a.cuInit(0);
   if (init == CUDA_ERROR_STUB_LIBRARY) {
     l.error = "libcuda.so.1 is the CUDA toolkit's stub, not the NVIDIA driver (install the driver, or take the "
