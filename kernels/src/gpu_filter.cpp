@@ -56,10 +56,15 @@ GpuFilter::GpuFilter(const ScanModel& model, CUstream stream) : stream_(stream) 
 // workspace in device memory.
 void GpuFilter::prepare(Transform& t, const FftPlan& plan, const std::vector<float>& gains, int pairs) {
   t.launch = filter_launch(plan, device_shared_bytes());
-  // Blocks loop over the pairs: on the global path, enough blocks to fill
-  // the GPU bound the workspace.
-  constexpr int kGlobalPathBlocks = 512;
-  t.blocks = static_cast<unsigned>(t.launch.scratch_bytes_per_block > 0 ? std::min(pairs, kGlobalPathBlocks) : pairs);
+  // Blocks loop over the pairs. On the global path (lengths past shared
+  // memory: 16 n bytes of workspace a block, 2 MiB at n = 131072) one block
+  // per multiprocessor, which is all that fits at once (512 threads of
+  // about 128 registers), bounds the workspace to a few hundred MiB.
+  int multiprocessors = 1;
+  check(cu().cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, current_device()),
+        "cuDeviceGetAttribute (multiprocessors)");
+  t.blocks = static_cast<unsigned>(t.launch.scratch_bytes_per_block > 0 ? std::min(pairs, std::max(1, multiprocessors))
+                                                                        : pairs);
   std::vector<float> scaled(gains);
   for (float& g : scaled) g /= static_cast<float>(plan.n);
   t.response.resize(scaled.size());
