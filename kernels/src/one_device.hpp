@@ -46,7 +46,7 @@
 #include "device_resources.hpp"
 #include "fdk/core/slab_prefetch.hpp"
 #include "fdk/core/thread_pool.hpp"
-#include "gpu_filter.hpp"
+#include "filter/gpu_filter.hpp"
 #include "symmetry.hpp"
 
 namespace fdk::cuda {

@@ -18,7 +18,7 @@
 #include "driver/context.hpp"
 #include "fdk/core/cpu_backend.hpp"
 #include "fdk/core/ramp_filter.hpp"
-#include "gpu_filter.hpp"
+#include "filter/gpu_filter.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The CUDA backend's own FFT filter, run on the CPU: the same FDK_HD stages
-// the kernels run (kernels/src/fft_stages.hpp), driven as a block drives
+// the kernels run (kernels/src/filter/fft_stages.hpp), driven as a block drives
 // them, against KissFFT and against the CPU filters (RampFilter,
 // VerticalWindow). No GPU needed; built with or without CUDA.
 #include <fdk/core/error.hpp>
@@ -18,9 +18,9 @@
 #include <set>
 #include <vector>
 
-#include "fft_plan.hpp"
-#include "fft_stages.hpp"
-#include "filter_params.hpp"
+#include "filter/fft_plan.hpp"
+#include "filter/fft_stages.hpp"
+#include "filter/filter_params.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 // Two real sequences ride as the real and imaginary parts of one complex
 // one: their filters are real and even, so filtering the complex sequence
 // filters each part on its own, and one FFT pair serves two rows.
-#include "../fft_stages.hpp"
-#include "../filter_params.hpp"
+#include "../filter/fft_stages.hpp"
+#include "../filter/filter_params.hpp"
 
 namespace fdk::cuda {
 namespace {
