@@ -263,8 +263,27 @@ run_test() {  # name directory "exe [arguments]" expected-output
   mkdir -p "$build/wine-logs"
   # shellcheck disable=SC2086 # $3: the program and its arguments
   (cd "$2" && timeout 300 wine $3) >"$log" 2>&1 || rc=$?
-  if [ "$rc" = 0 ] && ! crashed "$log" && grep -qE "$4" "$log"; then
-    result="ok    $(grep -oE '\[  PASSED  \] [0-9]+ tests?' "$log" | sed 's/.*\] //' || true)"
+  local ok=0 rerun=""
+  if [ "$rc" = 0 ] && ! crashed "$log" && grep -qE "$4" "$log"; then ok=1; fi
+  # The suite that bounds how soon cancel and destroy return (against the
+  # time of a slab measured in the same process) can miss its bound when
+  # Wine's threads are descheduled: its failed tests, and only those, run
+  # once more, and the summary says so. A test that fails twice fails.
+  if [ "$ok" = 0 ] && [ "$1" = test_concurrency ] && ! crashed "$log"; then
+    local names
+    names="$(sed -n 's/^\[  FAILED  \] \([A-Za-z_0-9]*\.[A-Za-z_0-9]*\) (.*/\1/p' "$log" | sort -u | paste -sd: -)"
+    if [ -n "$names" ]; then
+      rc=0
+      # shellcheck disable=SC2086
+      (cd "$2" && timeout 300 wine $3 "--gtest_filter=$names") >"$log.rerun" 2>&1 || rc=$?
+      if [ "$rc" = 0 ] && ! crashed "$log.rerun" && grep -qE "$4" "$log.rerun"; then
+        ok=1
+        rerun=" (timing: $names failed, then passed when run again; $log)"
+      fi
+    fi
+  fi
+  if [ "$ok" = 1 ]; then
+    result="ok    $(grep -oE '\[  PASSED  \] [0-9]+ tests?' "$log" | sed 's/.*\] //' || true)$rerun"
     passed=$((passed + 1))
   else
     result="FAIL  (exit $rc; log $log)"
