@@ -28,7 +28,6 @@ int driver_required() noexcept;
   X(cuDeviceGetCount, "cuDeviceGetCount")                        \
   X(cuDeviceGet, "cuDeviceGet")                                  \
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                \
-  X(cuDeviceGetName, "cuDeviceGetName")                          \
   X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer")              \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")        \
   X(cuCtxGetCurrent, "cuCtxGetCurrent")                          \
@@ -41,11 +40,7 @@ int driver_required() noexcept;
   X(cuMemFree, "cuMemFree_v2")                                   \
   X(cuMemHostAlloc, "cuMemHostAlloc")                            \
   X(cuMemFreeHost, "cuMemFreeHost")                              \
-  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                   \
-  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                   \
-  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                   \
   X(cuMemcpyAsync, "cuMemcpyAsync")                              \
-  X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync")                      \
   X(cuMemcpy2DAsync, "cuMemcpy2DAsync_v2")                       \
   X(cuMemsetD8Async, "cuMemsetD8Async")                          \
   X(cuPointerGetAttribute, "cuPointerGetAttribute")              \
