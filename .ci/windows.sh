@@ -208,8 +208,10 @@ echo "exports: the $(wc -l <<<"$exported") FDK_API functions of fdk.h, nothing e
 step "fdk.dll: the CUDA backend inside (the fatbin, the driver's name)"
 # The driver is loaded at run time, by name (LoadLibraryExW from the system
 # folder): the name is in the DLL, the import table has none of it (above).
-dll_strings="$(strings -a "$dll"; strings -a -e l "$dll")"
-grep -qx 'nvcuda.dll' <<<"$dll_strings" ||
+# L"nvcuda.dll" as its UTF-16 bytes, terminator included (strings -e l
+# may glue a printable byte before it, depending on the layout).
+dll_strings="$(strings -a "$dll")"
+LC_ALL=C grep -qaP 'n\x00v\x00c\x00u\x00d\x00a\x00\.\x00d\x00l\x00l\x00\x00\x00' "$dll" ||
   fail "fdk.dll never names nvcuda.dll, the NVIDIA driver it loads at run time"
 # The fatbin's SASS and PTX, as the manifest says (the same check as for
 # libfdk.so; it reads the PE's sections as it does ELF's).
