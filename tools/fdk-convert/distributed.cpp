@@ -22,7 +22,9 @@
 #include "budget.hpp"
 #include "ordered_reader.hpp"
 #include "outputs.hpp"
+#include "inputs.hpp"
 #include "preview.hpp"
+#include "result_folder.hpp"
 #include "progress.hpp"
 #include "status_text.hpp"
 
@@ -56,7 +58,7 @@ struct Own {
   void from_current_exception() {  // inside a catch
     std::string m;
     const int c = exit_code_of_current_exception(&m);
-    set(c, m);
+    set(c, with_final_names(m));
   }
 };
 
@@ -260,15 +262,27 @@ int MpiRanks::run(const Job& job) {
   const fdk_mpi_rank_info& mine = ranks[rank_];
   Own own;
   OutputSetup output;
+  // Rank 0 checks the folder (no input under an output name, one result per
+  // folder) and makes the staging folder every rank writes into; it alone
+  // publishes the result once every rank has written its part.
+  std::unique_ptr<ResultFolder> result;
   try {
-    if (rank_ == 0) prepare_output(o, volume, &output);
+    if (rank_ == 0) result = std::make_unique<ResultFolder>(o, output_names(o, volume), InputSet::of(o));
   } catch (...) {
     own.from_current_exception();
   }
   meet(own);
+  std::string staging = result ? result->staging() : std::string();
+  {
+    int length = static_cast<int>(staging.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
+    staging.resize(static_cast<size_t>(length));
+    MPI_Bcast(&staging[0], length, MPI_CHAR, 0, comm_);
+    if (!staging.empty()) note_staging(staging, o.output);
+  }
   std::unique_ptr<ad::VolumeWriter> writer;
   try {
-    if (rank_ != 0) prepare_output(o, volume, &output, /*check_folder=*/false);
+    prepare_output(o, volume, staging, &output);
     if (!single_file && mine.plane_end > mine.plane_begin) {
       writer = open_writer(o, volume, output, mine.plane_begin, mine.plane_end);
     } else if (single_file && rank_ == 0) {
@@ -283,7 +297,7 @@ int MpiRanks::run(const Job& job) {
   std::atomic<bool> stop{false};
   std::thread watchdog([&] {
     while (!stop.load()) {
-      if (job.signal.load()) {
+      if (job.signal.load() || fdk_tools::stdout_lost().load()) {
         fdk_mpi_cancel(lib.ctx);
         return;
       }
@@ -394,7 +408,8 @@ int MpiRanks::run(const Job& job) {
     }
   }
   if (job.signal.load()) own.set(kExitInterrupted, "interrupted");
-  meet(own);  // every part written: now the final names
+  if (fdk_tools::stdout_lost().load()) own.set(kExitOutput, "stdout was closed (its reader went away): the run stopped");
+  meet(own);  // every part written: now the files, still in the staging folder
   try {
     if (writer) writer->commit();
   } catch (...) {
@@ -418,12 +433,12 @@ int MpiRanks::run(const Job& job) {
       std::vector<std::string> caption = preview_caption(o, config, facts);
       caption.back() += ", " + std::to_string(size_) + " ranks";
       const fdk_tools::PreviewWritten written =
-          preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
-                        o.have_window ? o.window_hi : 0, caption);
-      preview_path = written.path;
+          preview.write(ad::join_path(staging, "preview"), o.have_window ? o.window_lo : 0,
+                        o.have_window ? o.window_hi : 0, caption, output.preview_fault);
+      preview_path = ad::join_path(o.output, fdk_tools::preview_file_name());
       const std::array<double, 3> at = preview.crossing_mm();
       if (!o.quiet) {
-        progress.message("preview: '" + written.path + "', slices crossing at (" + fmt("%.4g", at[0]) + ", " +
+        progress.message("preview: '" + preview_path + "', slices crossing at (" + fmt("%.4g", at[0]) + ", " +
                          fmt("%.4g", at[1]) + ", " + fmt("%.4g", at[2]) + ") mm, window [" +
                          fmt("%.4g", written.lo) + ", " + fmt("%.4g", written.hi) + "] per mm");
       }
@@ -432,15 +447,26 @@ int MpiRanks::run(const Job& job) {
     }
   }
   meet(own);
-  progress.stop();
-
-  std::vector<std::string> outputs;
-  if (single_file) {
-    if (writer) outputs = writer->outputs();
-  } else {
-    outputs = {ad::join_path(o.output, ad::slice_file_name(o.prefix, 0, volume.size[1])),
-               ad::join_path(o.output, ad::slice_file_name(o.prefix, volume.size[1] - 1, volume.size[1]))};
+  // Every file is complete: now, and only now, the final names.
+  std::vector<std::string> removed;
+  if (rank_ == 0 && fdk_tools::stdout_lost().load()) {
+    own.set(kExitOutput, "stdout was closed (its reader went away): the run stopped");
   }
+  if (rank_ == 0 && !own.code) {
+    try {
+      removed = result->publish();
+    } catch (...) {
+      own.from_current_exception();
+    }
+  }
+  meet(own);
+  progress.stop();
+  if (!removed.empty() && (!o.quiet || progress.json())) {
+    progress.message("replaced the earlier result in '" + o.output + "': removed " +
+                     std::to_string(removed.size()) + " of its files that this run does not write ('" +
+                     removed.front() + "'" + (removed.size() > 1 ? " .. '" + removed.back() + "'" : "") + ")");
+  }
+  const std::vector<std::string> outputs = final_outputs(o, volume);
   if (rank_ == 0) {
     const double seconds = std::chrono::duration<double>(Clock::now() - job.start).count();
     std::string files;

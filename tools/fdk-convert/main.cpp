@@ -7,8 +7,10 @@
 //   value; 3 unusable input (projections, dark/flat, bad-pixel map, geometry
 //   file); 4 output cannot be written (folder, permissions, full disk);
 //   5 the reconstruction failed (library error: budget, backend, device);
-//   6 interrupted (SIGINT/SIGTERM). On any failure nothing under the final
-//   output names is left behind.
+//   6 interrupted (SIGINT/SIGTERM/SIGHUP). A closed stdout (its reader gone)
+//   is 4. Everything is written into a staging folder inside the output
+//   folder and moved to its final name only when the whole run has
+//   succeeded: on any failure nothing under the final names is left behind.
 #include <fdk/adapters/error.hpp>
 #include <fdk/adapters/files.hpp>
 #include <fdk/adapters/geometry_io.hpp>
@@ -49,6 +51,8 @@
 #include "sources.hpp"
 #include "outputs.hpp"
 #include "distributed.hpp"
+#include "inputs.hpp"
+#include "result_folder.hpp"
 
 namespace ad = fdk::adapters;
 
@@ -77,13 +81,23 @@ bool g_json_events = false;
 
 void report_failure(int code, const std::string& message, const char* hint = "") {
   std::fprintf(stderr, "fdk-convert: %s%s\n", message.c_str(), hint);
-  if (g_json_events) {
+  if (g_json_events && !fdk_tools::stdout_lost().load()) {  // where it still can be
     std::printf("{\"event\":\"error\",\"exit_code\":%d,\"message\":%s}\n", code,
                 fdk_tools::json_string(message).c_str());
     std::fflush(stdout);
   }
 }
 extern "C" void on_signal(int sig) { g_signal.store(sig); }
+
+// Why the run must stop now, if it must: a signal (6) or a closed stdout (4).
+void throw_if_stopped() {
+  if (const int sig = g_signal.load()) {
+    throw Failure{kExitInterrupted, "interrupted by signal " + std::to_string(sig)};
+  }
+  if (fdk_tools::stdout_lost().load()) {
+    throw Failure{kExitOutput, "stdout was closed (its reader went away): the run stopped"};
+  }
+}
 
 // The first character of a file that is not white space (0 when none or
 // unreadable: the reader that follows names the problem).
@@ -102,10 +116,7 @@ struct Context {
   fdk_context* ctx = nullptr;
   ~Context() { fdk_destroy(ctx); }
   [[noreturn]] void fail(const char* what, fdk_status s) const {
-    if (s == FDK_ERROR_CANCELLED && g_signal.load()) {
-      throw Failure{kExitInterrupted, std::string("interrupted by signal ") +
-                                          std::to_string(g_signal.load())};
-    }
+    if (s == FDK_ERROR_CANCELLED) throw_if_stopped();
     throw Failure{kExitReconstruction,
                   std::string(what) + " failed: " + fdk_tools::status_text(s, fdk_last_error(ctx))};
   }
@@ -458,16 +469,17 @@ int run(const Options& o) {
                                    " leaves " + bytes_text(plan.store_limit) + fit + budget_advice(config)};
   }
 
-  // ---- output (opened now so an unwritable folder fails before the work) ------------------
+  // ---- output (opened now so a clash or an unwritable folder fails before the work) ---------
+  ResultFolder result(o, output_names(o, volume), InputSet::of(o));
   OutputSetup output;
-  prepare_output(o, volume, &output);
+  prepare_output(o, volume, result.staging(), &output);
   const std::unique_ptr<ad::VolumeWriter> writer = open_writer(o, volume, output);
 
   // ---- a watchdog: signals cancel the library ------------------------------------------
   std::atomic<bool> done{false};
   std::thread watchdog([&] {
     while (!done.load()) {
-      if (g_signal.load()) {
+      if (g_signal.load() || fdk_tools::stdout_lost().load()) {
         fdk_cancel(lib.ctx);
         return;
       }
@@ -494,7 +506,7 @@ int run(const Options& o) {
     progress.stage("projections", "views", count);
     const size_t pitch = static_cast<size_t>(detector.size[0]) * sizeof(float);
     for (int i = 0; i < count; ++i) {
-      if (g_signal.load()) throw Failure{kExitInterrupted, "interrupted"};
+      throw_if_stopped();
       size_t clamped = 0;
       const float* pixels = reader.get(i, &clamped);
       if (clamped) {
@@ -582,8 +594,8 @@ int run(const Options& o) {
     planes_written.store(info.y_end);
   }
   progress.end_stage();
-  if (g_signal.load()) throw Failure{kExitInterrupted, "interrupted"};
-  writer->commit();
+  throw_if_stopped();
+  writer->commit();  // inside the staging folder
   std::string preview_path;
   if (o.preview) {
     CaptionFacts facts;
@@ -596,17 +608,25 @@ int run(const Options& o) {
     facts.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
     const std::vector<std::string> caption = preview_caption(o, config, facts);
     const fdk_tools::PreviewWritten written =
-        preview.write(ad::join_path(o.output, "preview"), o.have_window ? o.window_lo : 0,
-                      o.have_window ? o.window_hi : 0, caption);
-    preview_path = written.path;
+        preview.write(ad::join_path(result.staging(), "preview"), o.have_window ? o.window_lo : 0,
+                      o.have_window ? o.window_hi : 0, caption, output.preview_fault);
+    preview_path = ad::join_path(o.output, fdk_tools::preview_file_name());
     const std::array<double, 3> at = preview.crossing_mm();
-    if (!o.quiet) progress.message("preview: '" + written.path + "', slices crossing at (" + fmt("%.4g", at[0]) +
+    if (!o.quiet) progress.message("preview: '" + preview_path + "', slices crossing at (" + fmt("%.4g", at[0]) +
                      ", " + fmt("%.4g", at[1]) + ", " + fmt("%.4g", at[2]) +
                      ") mm, window [" + fmt("%.4g", written.lo) + ", " + fmt("%.4g", written.hi) + "] per mm" +
                      (written.percentiles ? " (the slices' 0.5 and 99.5 percentiles)" : ""));
   }
   progress.stop();
-  const auto outputs = writer->outputs();
+  throw_if_stopped();
+  // Every file is complete: now, and only now, the final names.
+  const std::vector<std::string> removed = result.publish();
+  if (!removed.empty() && (!o.quiet || progress.json())) {
+    progress.message("replaced the earlier result in '" + o.output + "': removed " +
+                     std::to_string(removed.size()) + " of its files that this run does not write ('" +
+                     removed.front() + "'" + (removed.size() > 1 ? " .. '" + removed.back() + "'" : "") + ")");
+  }
+  const auto outputs = final_outputs(o, volume);
   const double seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   {
     std::string files;
@@ -627,6 +647,10 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  std::signal(SIGHUP, on_signal);  // the terminal went away: interrupted, temporaries removed
+  // A reader of stdout that goes away is a failed write (stdout_lost), not
+  // a death by SIGPIPE that leaves temporaries and no error event.
+  std::signal(SIGPIPE, SIG_IGN);
   const Launch launch = detect_launch();
   int code = kExitOk;
   std::string message;
@@ -644,6 +668,7 @@ int main(int argc, char** argv) {
     code = run(o);
   } catch (...) {
     code = exit_code_of_current_exception(&message);
+    message = with_final_names(message);
     if (g_ranks) {
       code = g_ranks->fail(code, &message);
     } else if (launch.rank > 0) {

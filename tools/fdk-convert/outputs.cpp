@@ -3,6 +3,8 @@
 
 #include <fdk/adapters/tiff_io.hpp>
 
+#include "preview.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +19,36 @@ std::string fmt(const char* format, double value) {
   return b;
 }
 
-void prepare_output(const Options& o, const fdk_volume& volume, OutputSetup* out, bool check_folder) {
-  if (check_folder) ad::make_directories(o.output);
+namespace {
+
+// The names of the volume's files.
+std::vector<std::string> volume_names(const Options& o, const fdk_volume& volume) {
+  if (o.format == "tiff") {
+    std::vector<std::string> names;
+    names.reserve(static_cast<size_t>(volume.size[1]));
+    for (int y = 0; y < volume.size[1]; ++y) names.push_back(ad::slice_file_name(o.prefix, y, volume.size[1]));
+    return names;
+  }
+  if (o.format == "bigtiff" || o.format == "stack") return {"volume.tif"};
+  if (o.format == "mhd") return {"volume.mhd", "volume.raw"};
+  return {"volume." + o.format};
+}
+
+}  // namespace
+
+std::vector<std::string> output_names(const Options& o, const fdk_volume& volume) {
+  std::vector<std::string> names = volume_names(o, volume);
+  if (o.preview) names.push_back(fdk_tools::preview_file_name());
+  return names;
+}
+
+std::vector<std::string> final_outputs(const Options& o, const fdk_volume& volume) {
+  const std::vector<std::string> names = volume_names(o, volume);
+  if (o.format == "tiff") return {ad::join_path(o.output, names.front()), ad::join_path(o.output, names.back())};
+  return {ad::join_path(o.output, names.front())};
+}
+
+void prepare_output(const Options& o, const fdk_volume& volume, const std::string& folder, OutputSetup* out) {
   ad::VolumeWriterOptions& wo = out->options;
   wo.type = o.type;
   wo.window_lo = o.window_lo;
@@ -28,18 +58,11 @@ void prepare_output(const Options& o, const fdk_volume& volume, OutputSetup* out
   if (const char* env = std::getenv("FDK_CONVERT_FAIL_AFTER_BYTES")) {  // test hook
     out->fault.fail_after_bytes = std::strtoull(env, nullptr, 10);
     wo.fault = &out->fault;
+    out->preview_fault = &out->fault;
   }
-  out->first_output =
-      o.format == "tiff" ? ad::join_path(o.output, ad::slice_file_name(o.prefix, 0, volume.size[1]))
-      : o.format == "bigtiff" || o.format == "stack" ? ad::join_path(o.output, "volume.tif")
-                                                     : ad::join_path(o.output, "volume." + o.format);
-  if (!check_folder) return;
-  if (!o.force && ad::is_regular_file(out->first_output)) {
-    usage_error("'" + out->first_output + "' exists; use --force to replace the output");
-  }
-  // Can we create files there at all?
-  ad::OutputFile probe(ad::join_path(o.output, ".fdk-convert-probe"));
-  probe.discard();
+  if (std::getenv("FDK_CONVERT_FAIL_PREVIEW")) out->preview_fault = &out->preview_fault_at_once;  // test hook
+  out->folder = folder;
+  out->first_output = ad::join_path(folder, volume_names(o, volume).front());
 }
 
 std::unique_ptr<ad::VolumeWriter> open_writer(const Options& o, const fdk_volume& volume,
@@ -47,9 +70,9 @@ std::unique_ptr<ad::VolumeWriter> open_writer(const Options& o, const fdk_volume
   const ad::VolumeWriterOptions& wo = setup.options;
   if (o.format == "tiff") {
     if (y_end >= 0) {
-      return ad::make_tiff_slice_range_writer(o.output, o.prefix, volume, wo, o.compression, y_begin, y_end);
+      return ad::make_tiff_slice_range_writer(setup.folder, o.prefix, volume, wo, o.compression, y_begin, y_end);
     }
-    return ad::make_tiff_slice_writer(o.output, o.prefix, volume, wo, o.compression);
+    return ad::make_tiff_slice_writer(setup.folder, o.prefix, volume, wo, o.compression);
   }
   if (o.format == "bigtiff") return ad::make_bigtiff_writer(setup.first_output, volume, wo, o.compression);
   if (o.format == "stack") return ad::make_imagej_stack_writer(setup.first_output, volume, wo);

@@ -152,8 +152,17 @@ double bar_length_mm(double extent_mm) {
 
 }  // namespace
 
+std::string preview_file_name() {
+#ifdef FDK_CONVERT_WITH_PNG
+  return "preview.png";
+#else
+  return "preview.pgm";
+#endif
+}
+
 PreviewWritten PreviewCollector::write(const std::string& base, double lo, double hi,
-                                       const std::vector<std::string>& caption) const {
+                                       const std::vector<std::string>& caption,
+                                       fdk::adapters::WriteFaultInjection* fault) const {
   PreviewWritten result;
   if (!(hi > lo)) {
     result.percentiles = true;
@@ -266,7 +275,7 @@ PreviewWritten PreviewCollector::write(const std::string& base, double lo, doubl
   bytes.assign(header.begin(), header.end());
   bytes.insert(bytes.end(), image.pixels.begin(), image.pixels.end());
 #endif
-  fdk::adapters::OutputFile f(path);
+  fdk::adapters::OutputFile f(path, fault);
   f.write(bytes.data(), bytes.size());
   f.commit();
   result.path = path;

@@ -4,6 +4,7 @@
 // and the window; written as PNG (PGM without libpng).
 #pragma once
 
+#include <fdk/adapters/files.hpp>
 #include <fdk/fdk.h>
 
 #include <array>
@@ -18,6 +19,10 @@ struct PreviewWritten {
   double lo = 0, hi = 0;  // the window used
   bool percentiles = false;  // chosen from the slices' 0.5 and 99.5 percentiles
 };
+
+// The preview's file name in the output folder: "preview.png" ("preview.pgm"
+// in a build without libpng).
+std::string preview_file_name();
 
 // Collects three orthogonal slices while slabs stream past, subsampled so no
 // panel side exceeds `max_side` pixels.
@@ -38,9 +43,10 @@ class PreviewCollector {
   // Writes `path` + (".png" or ".pgm"). The window is [lo, hi]; lo >= hi
   // picks the slices' 0.5 and 99.5 percentiles. `caption` lines go under the
   // slices (wrapped at spaces), followed by a line giving the window. Throws
-  // fdk::adapters::Error(kOutput).
+  // fdk::adapters::Error(kOutput). `fault` is the writers' test hook.
   PreviewWritten write(const std::string& path_without_extension, double lo, double hi,
-                       const std::vector<std::string>& caption = {}) const;
+                       const std::vector<std::string>& caption = {},
+                       fdk::adapters::WriteFaultInjection* fault = nullptr) const;
 
  private:
   fdk_volume v_;

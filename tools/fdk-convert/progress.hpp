@@ -47,6 +47,20 @@ inline std::string json_number(double v) {
   return b;
 }
 
+// Set once a write to stdout has failed: its reader went away (EPIPE, with
+// SIGPIPE ignored) or it was closed. The run then stops with exit code 4
+// rather than carry on unheard, or die of SIGPIPE leaving temporaries.
+inline std::atomic<bool>& stdout_lost() {
+  static std::atomic<bool> lost{false};
+  return lost;
+}
+// Flushes `f`; a failure on stdout sets stdout_lost().
+inline void flush_checked(std::FILE* f) {
+  if (std::fflush(f) != 0 || std::ferror(f)) {
+    if (f == stdout) stdout_lost().store(true);
+  }
+}
+
 // Counts go up from other threads (atomics); a monitor thread draws. Stages
 // run one after the other ("reading", "writing").
 class Progress {
@@ -95,7 +109,7 @@ class Progress {
     if (style_ == ProgressStyle::kBar && drawn_) std::fprintf(out_, "\r\033[K");
     std::fprintf(out_, "%s\n", text.c_str());
     drawn_ = false;
-    std::fflush(out_);
+    flush_out();
   }
   // JSON style only: writes one event object (a complete JSON object) as
   // a line; other styles ignore it.
@@ -144,9 +158,10 @@ class Progress {
     return b;
   }
 
+  void flush_out() { flush_checked(out_); }
   void emit_locked(const std::string& line) {
     std::fprintf(out_, "%s\n", line.c_str());
-    std::fflush(out_);
+    flush_out();
   }
 
   std::string json_progress(bool final) const {
@@ -174,7 +189,7 @@ class Progress {
       std::fprintf(out_, "\r\033[K[%s] %3d%% %s", bar.c_str(), static_cast<int>(fraction * 100),
                    status_text(false).c_str());
       drawn_ = true;
-      std::fflush(out_);
+      flush_out();
     } else if (style_ == ProgressStyle::kJson) {
       // Every tick (0.5 s) while the count moves.
       if (done != last_json_done_) {
@@ -189,7 +204,7 @@ class Progress {
       if ((step || slow) && done < total_) {
         std::fprintf(out_, "%3d%% %s\n", static_cast<int>(fraction * 100),
                      status_text(false).c_str());
-        std::fflush(out_);
+        flush_out();
         last_line_ = now;
         last_line_fraction_ = fraction;
       }
@@ -210,7 +225,7 @@ class Progress {
     if (style_ == ProgressStyle::kBar && drawn_) std::fprintf(out_, "\r\033[K");
     std::fprintf(out_, "%s\n", status_text(true).c_str());
     drawn_ = false;
-    std::fflush(out_);
+    flush_out();
   }
 
   void run() {
