@@ -76,6 +76,10 @@ class Volume:
     origin : (oz, oy, ox), optional
         Physical position of the centre of voxel ``[0, 0, 0]`` (ITK's
         origin). Default: the grid centred on the isocentre.
+
+    Each count must be a whole number in 1..2**31-1 (fdk_volume.size is
+    int32; the library itself takes up to 65536), each spacing finite and
+    > 0, each origin finite: else ValueError naming it ("volume shape[0]").
     """
 
     shape: Tuple[int, int, int]
@@ -175,6 +179,12 @@ class Geometry:
         the detector on (0, 0) once its shape is known.
     detector_shape : (rows, cols) or None
         None: taken from the projections.
+
+    Every value is checked when the geometry is made (also by
+    ``dataclasses.replace``): ``num_views`` and the detector's counts whole
+    numbers in 1..2**31-1 (int32 in C), every length and angle finite,
+    spacings, SID and SDD > 0; else ValueError naming the field and the
+    limit. The library checks its documented ranges when it is used.
     """
 
     kind: str

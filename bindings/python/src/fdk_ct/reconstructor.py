@@ -90,6 +90,20 @@ class Reconstructor:
         ``truncation_padding``, ``outside_fov`` ("backproject" or "zero"),
         ``store_policy`` ("reduce-precision" or "strict"), ``hann_cutoff_v``.
 
+    Raises
+    ------
+    ValueError
+        Before any library call, for a value its C field cannot carry
+        exactly: a budget beyond uint64 (0..2**64-1), a count or ordinal
+        beyond int32 or negative, a fraction where a whole number is meant,
+        NaN or an infinity where a double is meant. The message names the
+        option and the limit.
+    TypeError
+        Not a number (a string, a bool as a count), or a switch other than
+        None, True or False.
+    fdk_ct.errors.FdkError
+        The library's own range checks (fdk_create names its field).
+
     Notes
     -----
     Use it as a context manager (or call :meth:`close`). Every native call
@@ -252,6 +266,10 @@ class Reconstructor:
     # ---- acquisition ------------------------------------------------------------
     def push(self, index: int, view: Any, geometry: Optional[ViewGeometry] = None) -> None:
         """Pushes view ``index``: a ``(rows, cols)`` array of line integrals.
+
+        ``index`` is an integer (numpy integers too; a float or bool is a
+        TypeError); one beyond int32 is refused here with
+        :class:`~fdk_ct.errors.OutOfRangeError`, naming "view index".
 
         Float32 rows that are contiguous are passed as they are, whatever the
         row stride; any other floating array is converted for this view only.
