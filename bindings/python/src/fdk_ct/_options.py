@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence, Union
+from fractions import Fraction
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
 
 from . import _native
+from ._checks import INT32_MAX, UINT64_MAX, check_float, check_int
 
 WINDOWS = {"ram-lak": 0, "shepp-logan": 1, "cosine": 2, "hamming": 3, "hann": 4}
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
@@ -26,21 +30,44 @@ def _choice(table: dict, value: str, name: str) -> int:
 
 
 def parse_bytes(value: Union[int, str, None], name: str) -> int:
-    """Bytes from an int or a string such as "8GiB" or "500 MB"; 0/None = default."""
+    """Bytes from an integer or a string such as "8GiB" or "500 MB"; 0/None =
+    default. The result must fit the uint64 field it fills (0..2**64-1); a
+    size that is not a whole number of bytes ("1.5 B") is refused, not
+    rounded."""
     if value is None:
         return 0
     if isinstance(value, str):
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", value)
         if not m or m.group(2).lower() not in _UNITS:
             raise ValueError(f"{name} must be bytes or a size such as '8GiB'; got {value!r}")
-        return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be a non-negative number of bytes; got {value!r}")
-    return value
+        # Exact arithmetic: float() would round 2**64 + 1 down onto a value
+        # that fits.
+        exact = Fraction(m.group(1)) * _UNITS[m.group(2).lower()]
+        if exact.denominator != 1:
+            raise ValueError(f"{name} {value!r} is not a whole number of bytes")
+        value = int(exact)
+    return check_int(value, name, 0, UINT64_MAX, "uint64")
 
 
-def _switch(value: Optional[bool]) -> int:
-    return 0 if value is None else (1 if value else 2)
+def _switch(value: Optional[bool], name: str) -> int:
+    """fdk_switch: AUTO for None, ON, OFF. Only None and bools: a string such
+    as "false" is truthy and would switch the weights on."""
+    if value is None:
+        return 0
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None (automatic), True or False; got {value!r}")
+    return 1 if value else 2
+
+
+def _devices(devices: Any) -> list:
+    """The CUDA ordinals for fdk_config.devices (at most FDK_MAX_DEVICES int32)."""
+    if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
+        raise TypeError(f"devices must be a sequence of GPU ordinals; got {devices!r}")
+    devs = list(devices)
+    if not 1 <= len(devs) <= _native.MAX_DEVICES:
+        raise ValueError(f"devices must list 1 to {_native.MAX_DEVICES} GPUs "
+                         f"(FDK_MAX_DEVICES); got {len(devs)}")
+    return [check_int(d, f"devices[{i}]", 0, INT32_MAX) for i, d in enumerate(devs)]
 
 
 def fill(cfg: _native.Config, *, window: str = "ram-lak", cutoff: float = 1.0,
@@ -53,34 +80,30 @@ def fill(cfg: _native.Config, *, window: str = "ram-lak", cutoff: float = 1.0,
          hann_cutoff_v: float = 0.0) -> None:
     """Sets the options on a config already initialised by fdk_config_init.
 
-    Values are range-checked by the library (fdk_create names the field);
-    only what ctypes cannot carry is checked here.
+    Every value is checked against its C field first (_checks: a number
+    that would not fit is a ValueError naming the option and the limit);
+    nothing is written until all of them passed. The library checks its
+    documented ranges (fdk_create names the field).
     """
-    cfg.window = _choice(WINDOWS, window, "window")
-    cfg.cutoff = float(cutoff)
-    cfg.backend = _choice(BACKENDS, backend, "backend")
-    cfg.precision = _choice(PRECISIONS, precision, "precision")
-    cfg.host_memory_budget = parse_bytes(budget, "budget")
-    cfg.gpu_memory_budget = parse_bytes(gpu_budget, "gpu_budget")
-    if devices is not None:
-        devs = [int(d) for d in devices]
-        if not 1 <= len(devs) <= _native.MAX_DEVICES:
-            raise ValueError(f"devices must list 1 to {_native.MAX_DEVICES} GPUs; got {devs}")
+    values = dict(
+        window=_choice(WINDOWS, window, "window"),
+        cutoff=check_float(cutoff, "cutoff"),
+        backend=_choice(BACKENDS, backend, "backend"),
+        precision=_choice(PRECISIONS, precision, "precision"),
+        host_memory_budget=parse_bytes(budget, "budget"),
+        gpu_memory_budget=parse_bytes(gpu_budget, "gpu_budget"),
+        num_threads=check_int(threads, "threads", 0, INT32_MAX),
+        slab_thickness=check_int(slab_thickness, "slab_thickness", 0, INT32_MAX),
+        short_scan=_switch(short_scan, "short_scan"),
+        offset_detector=_switch(offset_detector, "offset_detector"),
+        truncation_padding=check_float(truncation_padding, "truncation_padding"),
+        outside_fov=_choice(OUTSIDE_FOV, outside_fov, "outside_fov"),
+        store_policy=_choice(STORE_POLICIES, store_policy, "store_policy"),
+        hann_cutoff_v=check_float(hann_cutoff_v, "hann_cutoff_v"))
+    devs = None if devices is None else _devices(devices)
+    for field, value in values.items():
+        setattr(cfg, field, value)
+    if devs is not None:
         cfg.num_devices = len(devs)
         for i, d in enumerate(devs):
             cfg.devices[i] = d
-    cfg.num_threads = _int32(threads, "threads")
-    cfg.slab_thickness = _int32(slab_thickness, "slab_thickness")
-    cfg.short_scan = _switch(short_scan)
-    cfg.offset_detector = _switch(offset_detector)
-    cfg.truncation_padding = float(truncation_padding)
-    cfg.outside_fov = _choice(OUTSIDE_FOV, outside_fov, "outside_fov")
-    cfg.store_policy = _choice(STORE_POLICIES, store_policy, "store_policy")
-    cfg.hann_cutoff_v = float(hann_cutoff_v)
-
-
-def _int32(value: int, name: str) -> int:
-    v = int(value)
-    if not -2**31 <= v < 2**31:
-        raise ValueError(f"{name} out of range: {value!r}")
-    return v

@@ -42,7 +42,8 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
     Raises
     ------
     TypeError, ValueError
-        Not an array of floating line integrals of the geometry's shape.
+        Not an array of floating line integrals of the geometry's shape, or
+        an option its C field cannot carry exactly (see :class:`Reconstructor`).
     fdk_ct.errors.FdkError
         The library's error (its subclass names the status), e.g.
         :class:`~fdk_ct.errors.InvalidArgumentError` for a NaN pixel.

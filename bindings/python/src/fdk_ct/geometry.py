@@ -20,6 +20,8 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
+from ._checks import (INT32_MAX, check_float, check_floats, check_int, check_table,
+                      float_array)
 
 Pair = Tuple[float, float]
 Triple = Tuple[float, float, float]
@@ -28,17 +30,37 @@ ArrayLike = Union[float, Sequence[float], np.ndarray]
 SCAN_UNIFORM, SCAN_VIEWS, SCAN_MATRICES = 0, 1, 2
 
 
-def _pair(value: Union[float, Sequence[float]], name: str) -> Pair:
-    arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (2,))
-    return (float(arr[0]), float(arr[1]))
+def _pair(value: Union[float, Sequence[float]], name: str, positive: bool = False) -> Pair:
+    """(v, u): one number for both or two, each a finite double."""
+    v, u = check_floats(value, name, 2, positive=positive)
+    return (v, u)
 
 
-def _triple(value: Union[float, Sequence[float]], name: str) -> Triple:
+def _triple(value: Union[float, Sequence[float]], name: str, positive: bool = False) -> Triple:
+    """(z, y, x): one number for all or three, each a finite double."""
+    z, y, x = check_floats(value, name, 3, positive=positive)
+    return (z, y, x)
+
+
+def _volume_shape(shape: Any) -> Tuple[int, int, int]:
+    """(nz, ny, nx), each an int32 of fdk_volume.size, at least 1."""
+    nz, ny, nx = (check_int(n, f"volume shape[{i}]", 1, INT32_MAX)
+                  for i, n in enumerate(_three(shape)))
+    return (nz, ny, nx)
+
+
+def _three(shape: Any) -> list:
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"volume shape must be (nz, ny, nx), got {shape!r}")
     try:
-        arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (3,))
-    except ValueError as e:
-        raise ValueError(f"{name} must be one number or three (z, y, x), got {value!r}") from e
-    return (float(arr[0]), float(arr[1]), float(arr[2]))
+        items = list(np.asarray(shape, dtype=object).reshape(-1))
+    except (TypeError, ValueError):
+        raise TypeError(f"volume shape must be (nz, ny, nx), got {shape!r}") from None
+    if len(items) == 1:
+        items = items * 3
+    if len(items) != 3:
+        raise ValueError(f"volume shape must be one count or three (nz, ny, nx), got {shape!r}")
+    return items
 
 
 @dataclass(frozen=True, init=False)
@@ -54,6 +76,10 @@ class Volume:
     origin : (oz, oy, ox), optional
         Physical position of the centre of voxel ``[0, 0, 0]`` (ITK's
         origin). Default: the grid centred on the isocentre.
+
+    Each count must be a whole number in 1..2**31-1 (fdk_volume.size is
+    int32; the library itself takes up to 65536), each spacing finite and
+    > 0, each origin finite: else ValueError naming it ("volume shape[0]").
     """
 
     shape: Tuple[int, int, int]
@@ -62,14 +88,12 @@ class Volume:
 
     def __init__(self, shape: Sequence[int], spacing: Union[float, Sequence[float]] = 1.0,
                  origin: Optional[Sequence[float]] = None) -> None:
-        dims = np.broadcast_to(np.asarray(shape), (3,))
-        size = (int(dims[0]), int(dims[1]), int(dims[2]))
-        if any(n < 1 for n in size):
-            raise ValueError(f"volume shape must be positive, got {size}")
-        step = _triple(spacing, "volume spacing")
+        size = _volume_shape(shape)
+        step = _triple(spacing, "volume spacing", positive=True)
         if origin is None:
-            start = (-(size[0] - 1) / 2.0 * step[0], -(size[1] - 1) / 2.0 * step[1],
-                     -(size[2] - 1) / 2.0 * step[2])
+            # Checked too: a huge spacing times a large count overflows to inf.
+            start = _triple([-(size[0] - 1) / 2.0 * step[0], -(size[1] - 1) / 2.0 * step[1],
+                             -(size[2] - 1) / 2.0 * step[2]], "volume origin (centred)")
         else:
             start = _triple(origin, "volume origin")
         object.__setattr__(self, "shape", size)
@@ -86,15 +110,22 @@ class Volume:
         return self.origin[axis] + self.spacing[axis] * np.arange(self.shape[axis])
 
     def _to_c(self, c: _native.VolumeC) -> None:
-        nz, ny, nx = self.shape
+        # Checked again here, where the values meet ctypes: a frozen
+        # dataclass can still be changed with object.__setattr__.
+        nz, ny, nx = _volume_shape(self.shape)
+        sz, sy, sx = _triple(self.spacing, "volume spacing", positive=True)
+        oz, oy, ox = _triple(self.origin, "volume origin")
         c.size[:] = [nx, ny, nz]
-        c.spacing[:] = [self.spacing[2], self.spacing[1], self.spacing[0]]
-        c.origin[:] = [self.origin[2], self.origin[1], self.origin[0]]
+        c.spacing[:] = [sx, sy, sz]
+        c.origin[:] = [ox, oy, oz]
 
 
 _VIEW_FIELDS = ("gantry_angle_deg", "sid", "sdd", "source_offset_x", "source_offset_y",
                 "projection_offset_x", "projection_offset_y", "in_plane_angle_deg",
                 "out_of_plane_angle_deg")
+# fdk.h: "source to isocentre distance, > 0", "source to detector distance, > 0"
+_POSITIVE_VIEW_FIELDS = ("sid", "sdd")
+_MATRIX_ENTRIES = tuple(f"matrix[{r}][{c}]" for r in range(3) for c in range(4))
 
 
 @dataclass(frozen=True)
@@ -115,8 +146,18 @@ class ViewGeometry:
     in_plane_angle_deg: float = 0.0
     out_of_plane_angle_deg: float = 0.0
 
+    def __post_init__(self) -> None:
+        # Finite doubles (sid and sdd > 0), so a NaN is refused where it is
+        # written, not at the push that uses it.
+        for f, v in zip(_VIEW_FIELDS, self._checked()):
+            object.__setattr__(self, f, v)
+
+    def _checked(self) -> Tuple[float, ...]:
+        return tuple(check_float(getattr(self, f), f, positive=f in _POSITIVE_VIEW_FIELDS)
+                     for f in _VIEW_FIELDS)
+
     def _to_c(self) -> _native.View:
-        return _native.View(*(float(getattr(self, f)) for f in _VIEW_FIELDS))
+        return _native.View(*self._checked())
 
 
 @dataclass(frozen=True)
@@ -138,6 +179,12 @@ class Geometry:
         the detector on (0, 0) once its shape is known.
     detector_shape : (rows, cols) or None
         None: taken from the projections.
+
+    Every value is checked when the geometry is made (also by
+    ``dataclasses.replace``): ``num_views`` and the detector's counts whole
+    numbers in 1..2**31-1 (int32 in C), every length and angle finite,
+    spacings, SID and SDD > 0; else ValueError naming the field and the
+    limit. The library checks its documented ranges when it is used.
     """
 
     kind: str
@@ -153,6 +200,46 @@ class Geometry:
     view_table: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
     # matrices: (N, 3, 4) float64
     matrices: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # However it was made (a constructor, dataclasses.replace, directly),
+        # a Geometry holds only values its C structs can carry exactly.
+        object.__setattr__(self, "num_views", _num_views(self.num_views))
+        object.__setattr__(self, "detector_spacing",
+                           _pair(self.detector_spacing, "detector_spacing", positive=True))
+        if self.detector_origin is not None:
+            object.__setattr__(self, "detector_origin",
+                               _pair(self.detector_origin, "detector_origin"))
+        object.__setattr__(self, "detector_shape", _shape2(self.detector_shape))
+        object.__setattr__(self, "first_angle_deg",
+                           check_float(self.first_angle_deg, "first_angle_deg"))
+        object.__setattr__(self, "arc_deg", check_float(self.arc_deg, "arc_deg"))
+        self._check_trajectory()
+
+    def _check_trajectory(self) -> None:
+        """The kind's own data: present, one entry per view, finite. The
+        arrays are checked again by _fill (an ndarray can change after)."""
+        if self.kind == "circular":
+            if not isinstance(self.uniform, ViewGeometry):
+                raise TypeError("a circular Geometry needs uniform=ViewGeometry(...)")
+        elif self.kind == "views":
+            t = self.view_table
+            if not isinstance(t, np.ndarray) or t.dtype != np.float64 \
+                    or t.shape != (self.num_views, len(_VIEW_FIELDS)):
+                raise ValueError(f"view_table must be a float64 array of shape "
+                                 f"({self.num_views}, {len(_VIEW_FIELDS)}) (num_views rows)")
+            check_table(t, "view_table", _VIEW_FIELDS, _POSITIVE_VIEW_FIELDS)
+        elif self.kind == "matrices":
+            m = self.matrices
+            # C reads 12 * num_views doubles from this pointer: fewer would
+            # be a read past the end.
+            if not isinstance(m, np.ndarray) or m.dtype != np.float64 \
+                    or m.shape != (self.num_views, 3, 4) or not m.flags.c_contiguous:
+                raise ValueError(f"matrices must be a C-contiguous float64 array of shape "
+                                 f"({self.num_views}, 3, 4) (num_views matrices)")
+            check_table(m.reshape(-1, 12), "matrices", _MATRIX_ENTRIES)
+        else:
+            raise ValueError(f"unknown geometry kind {self.kind!r} (circular, views, matrices)")
 
     # ---- constructors -------------------------------------------------------
     @classmethod
@@ -188,10 +275,9 @@ class Geometry:
         uniform = ViewGeometry(0.0, sid, sdd, source_offset_x, source_offset_y,
                                projection_offset_x, projection_offset_y,
                                in_plane_angle_deg, out_of_plane_angle_deg)
-        return cls(kind="circular", num_views=int(num_views),
+        return cls(kind="circular", num_views=num_views,
                    **_detector(detector_spacing, detector_origin, detector_shape),
-                   first_angle_deg=float(first_angle_deg), arc_deg=float(arc_deg),
-                   uniform=uniform)
+                   first_angle_deg=first_angle_deg, arc_deg=arc_deg, uniform=uniform)
 
     @classmethod
     def from_views(cls, gantry_angles_deg: ArrayLike, sid: ArrayLike, sdd: ArrayLike,
@@ -207,7 +293,7 @@ class Geometry:
         Every parameter is one number for all views or one per view; the
         number of views is the length of ``gantry_angles_deg``.
         """
-        angles = np.atleast_1d(np.asarray(gantry_angles_deg, dtype=np.float64))
+        angles = np.atleast_1d(float_array(gantry_angles_deg, "gantry_angles_deg"))
         if angles.ndim != 1 or angles.size == 0:
             raise ValueError("gantry_angles_deg must be a non-empty 1-D sequence")
         n = angles.size
@@ -218,7 +304,7 @@ class Geometry:
                         ("projection_offset_y", projection_offset_y),
                         ("in_plane_angle_deg", in_plane_angle_deg),
                         ("out_of_plane_angle_deg", out_of_plane_angle_deg)):
-            a = np.asarray(v, dtype=np.float64)
+            a = float_array(v, name)
             if a.ndim > 1 or (a.ndim == 1 and a.size != n):
                 raise ValueError(f"{name} must be one number or {n} (one per view), "
                                  f"got shape {a.shape}")
@@ -239,7 +325,7 @@ class Geometry:
         matrix (square pixels, no skew). Pixel indices follow from the
         detector's spacing and origin, as for RTK's projection images.
         """
-        m = np.asarray(matrices, dtype=np.float64)
+        m = float_array(matrices, "matrices")
         if m.ndim != 3 or m.shape[1:] != (3, 4) or m.shape[0] == 0:
             raise ValueError(f"matrices must have shape (views, 3, 4), got {m.shape}")
         return cls(kind="matrices", num_views=m.shape[0],
@@ -338,20 +424,31 @@ class Geometry:
         (the caller keeps them alive until fdk_create has copied them)."""
         if self.detector_shape is None:
             raise ValueError("the detector's shape is not known")
-        rows, cols = self.detector_shape
-        ov, ou = self.resolved_detector_origin()
+        # Every value checked where it meets ctypes (the dataclass's fields
+        # can be changed with object.__setattr__, its arrays in place), and
+        # all of them before the first is written.
+        shape = _shape2(self.detector_shape)
+        assert shape is not None
+        rows, cols = shape
+        sv, su = _pair(self.detector_spacing, "detector_spacing", positive=True)
+        ov, ou = _pair(self.resolved_detector_origin(), "detector_origin")
+        num_views = _num_views(self.num_views)
+        first = check_float(self.first_angle_deg, "first_angle_deg")
+        arc = check_float(self.arc_deg, "arc_deg")
+        self._check_trajectory()
+        uniform = self.uniform._to_c() if isinstance(self.uniform, ViewGeometry) else None
         cfg.detector.size[:] = [cols, rows]
-        cfg.detector.spacing[:] = [self.detector_spacing[1], self.detector_spacing[0]]
+        cfg.detector.spacing[:] = [su, sv]
         cfg.detector.origin[:] = [ou, ov]
         scan = cfg.scan
-        scan.num_views = self.num_views
+        scan.num_views = num_views
         keep: list = []
         if self.kind == "circular":
             assert self.uniform is not None
             scan.kind = SCAN_UNIFORM
-            scan.first_angle_deg = self.first_angle_deg
-            scan.arc_deg = self.arc_deg
-            scan.uniform = self.uniform._to_c()
+            scan.first_angle_deg = first
+            scan.arc_deg = arc
+            scan.uniform = uniform
         elif self.kind == "views":
             assert self.view_table is not None
             views = (_native.View * self.num_views)()
@@ -375,15 +472,24 @@ class Geometry:
 def _detector(spacing: Union[float, Sequence[float]], origin: Optional[Sequence[float]],
               shape: Optional[Sequence[int]]) -> dict:
     """The detector fields of a Geometry, normalised."""
-    return {"detector_spacing": _pair(spacing, "detector_spacing"),
+    return {"detector_spacing": _pair(spacing, "detector_spacing", positive=True),
             "detector_origin": None if origin is None else _pair(origin, "detector_origin"),
             "detector_shape": _shape2(shape)}
 
 
 def _shape2(shape: Optional[Sequence[int]]) -> Optional[Tuple[int, int]]:
+    """(rows, cols), each an int32 of fdk_detector.size, at least 1."""
     if shape is None:
         return None
-    s = tuple(int(n) for n in shape)
-    if len(s) != 2 or s[0] < 1 or s[1] < 1:
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
+        raise TypeError(f"detector_shape must be (rows, cols), got {shape!r}")
+    if len(shape) != 2:
         raise ValueError(f"detector_shape must be (rows, cols), got {shape!r}")
-    return (s[0], s[1])
+    rows = check_int(shape[0], "detector_shape[0] (rows)", 1, INT32_MAX)
+    cols = check_int(shape[1], "detector_shape[1] (cols)", 1, INT32_MAX)
+    return (rows, cols)
+
+
+def _num_views(n: Any) -> int:
+    """fdk_scan.num_views: an int32, at least 1."""
+    return check_int(n, "num_views", 1, INT32_MAX)

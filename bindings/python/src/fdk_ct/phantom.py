@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._checks import check_float, check_floats
 from ._rotations import rx as _rx, ry as _ry, rz as _rz
 from .geometry import Geometry, Volume
 
@@ -25,12 +26,25 @@ class Ellipsoid:
     ``centre`` and ``semi_axes`` are (x, y, z) in the geometry's length unit;
     ``angle_deg`` turns it about the y axis (the rotation axis);
     ``density`` is the attenuation added inside, in 1/unit.
+
+    Every value must be finite and each semi-axis > 0 (ValueError naming
+    it): a zero axis divides by zero and fills the projections with NaN.
     """
 
     centre: Tuple[float, float, float]
     semi_axes: Tuple[float, float, float]
     density: float
     angle_deg: float = 0.0
+
+    def __post_init__(self) -> None:
+        checked = {
+            "centre": check_floats(self.centre, "ellipsoid centre", 3, "xyz"),
+            "semi_axes": check_floats(self.semi_axes, "ellipsoid semi_axes", 3, "xyz",
+                                      positive=True),
+            "density": check_float(self.density, "ellipsoid density"),
+            "angle_deg": check_float(self.angle_deg, "ellipsoid angle_deg")}
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
 
 # Kak & Slaney's 3-D table (semi-axes A, B, C; centre x, y, z; angle about
@@ -56,7 +70,13 @@ def modified_shepp_logan(scale: float = 1.0, mu: float = 1.0) -> List[Ellipsoid]
     0.92 * scale); ``mu`` multiplies the densities (skull 1, brain 0.2).
     Kak & Slaney's (x, y, z) becomes (x, z, -y) here, so the head's axis is
     the rotation axis, as in fdk's C test phantom.
+
+    ``scale`` must be finite and > 0 (a negative one mirrors the head, zero
+    makes every ellipsoid flat and the projections NaN); ``mu`` finite and
+    >= 0 (a negative one makes every line integral negative).
     """
+    scale = check_float(scale, "scale", positive=True)
+    mu = check_float(mu, "mu", non_negative=True)
     out = []
     for a, b, c, x, y, z, angle, rho in _KAK_SLANEY:
         out.append(Ellipsoid((x * scale, z * scale, -y * scale + 0.0),
@@ -71,6 +91,9 @@ def project(geometry: Geometry, ellipsoids: Sequence[Ellipsoid],
     Returns a ``(views, rows, cols)`` float32 array (``-log(I/I0)`` of an
     ideal scan), ready for :func:`fdk_ct.reconstruct`.
     """
+    if not isinstance(geometry, Geometry):
+        raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
+    ellipsoids = _ellipsoids(ellipsoids)
     if detector_shape is not None:
         geometry = geometry.with_detector_shape(detector_shape)
     if geometry.detector_shape is None:
@@ -109,6 +132,7 @@ def project(geometry: Geometry, ellipsoids: Sequence[Ellipsoid],
 def density_at(ellipsoids: Sequence[Ellipsoid], x: np.ndarray, y: np.ndarray,
                z: np.ndarray) -> np.ndarray:
     """The phantom's attenuation at physical points (broadcast arrays)."""
+    ellipsoids = _ellipsoids(ellipsoids)
     x, y, z = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (x, y, z)))
     total = np.zeros(x.shape)
     for e in ellipsoids:
@@ -125,6 +149,20 @@ def density_at(ellipsoids: Sequence[Ellipsoid], x: np.ndarray, y: np.ndarray,
 
 def voxelize(ellipsoids: Sequence[Ellipsoid], volume: "Volume") -> np.ndarray:
     """The phantom sampled at the voxel centres of ``volume``: (z, y, x) float32."""
+    if not isinstance(volume, Volume):
+        raise TypeError(f"volume must be an fdk_ct.Volume, got {type(volume).__name__}")
     z, y, x = np.meshgrid(volume.coordinates(0), volume.coordinates(1),
                           volume.coordinates(2), indexing="ij")
     return density_at(ellipsoids, x, y, z).astype(np.float32)
+
+
+def _ellipsoids(ellipsoids: Sequence[Ellipsoid]) -> List[Ellipsoid]:
+    """A list of Ellipsoids (each checked when it was made)."""
+    if isinstance(ellipsoids, Ellipsoid):
+        raise TypeError("ellipsoids must be a sequence of Ellipsoid (a list of one, not one)")
+    out = list(ellipsoids)
+    for i, e in enumerate(out):
+        if not isinstance(e, Ellipsoid):
+            raise TypeError(f"ellipsoids[{i}] must be a phantom.Ellipsoid, got "
+                            f"{type(e).__name__}")
+    return out

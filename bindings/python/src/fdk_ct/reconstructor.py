@@ -10,7 +10,8 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 import numpy as np
 
 from . import _native, _options
-from .errors import InvalidStateError, raise_for
+from ._checks import INT32_MAX, INT32_MIN, check_int
+from .errors import InvalidStateError, OutOfRangeError, raise_for
 from .geometry import Geometry, Volume, ViewGeometry
 from .volume_array import VolumeArray
 
@@ -88,6 +89,20 @@ class Reconstructor:
         ``short_scan``, ``offset_detector`` (None = automatic, True, False),
         ``truncation_padding``, ``outside_fov`` ("backproject" or "zero"),
         ``store_policy`` ("reduce-precision" or "strict"), ``hann_cutoff_v``.
+
+    Raises
+    ------
+    ValueError
+        Before any library call, for a value its C field cannot carry
+        exactly: a budget beyond uint64 (0..2**64-1), a count or ordinal
+        beyond int32 or negative, a fraction where a whole number is meant,
+        NaN or an infinity where a double is meant. The message names the
+        option and the limit.
+    TypeError
+        Not a number (a string, a bool as a count), or a switch other than
+        None, True or False.
+    fdk_ct.errors.FdkError
+        The library's own range checks (fdk_create names its field).
 
     Notes
     -----
@@ -252,6 +267,10 @@ class Reconstructor:
     def push(self, index: int, view: Any, geometry: Optional[ViewGeometry] = None) -> None:
         """Pushes view ``index``: a ``(rows, cols)`` array of line integrals.
 
+        ``index`` is an integer (numpy integers too; a float or bool is a
+        TypeError); one beyond int32 is refused here with
+        :class:`~fdk_ct.errors.OutOfRangeError`, naming "view index".
+
         Float32 rows that are contiguous are passed as they are, whatever the
         row stride; any other floating array is converted for this view only.
         ``geometry`` gives this view's measured geometry (replacing the
@@ -266,8 +285,13 @@ class Reconstructor:
                 and _rows_as_they_are(view.dtype, view.shape, view.strides, self._detector_shape)):
             arr = _view_pixels(view, self._detector_shape)
         if type(index) is not int or not -2**31 <= index < 2**31:
-            index = _index(index)
-        c_view = None if geometry is None else ctypes.byref(geometry._to_c())
+            index = _index(index, "view index", self.geometry.num_views)
+        c_view = None
+        if geometry is not None:
+            if not isinstance(geometry, ViewGeometry):
+                raise TypeError(f"geometry must be an fdk_ct.ViewGeometry, got "
+                                f"{type(geometry).__name__}")
+            c_view = ctypes.byref(geometry._to_c())
         self._call(self._push, index, _native.data_pointer(arr), arr.strides[0], c_view)
 
     def finish(self) -> None:
@@ -282,7 +306,8 @@ class Reconstructor:
     def view_state(self, index: int) -> Tuple[str, int]:
         """(state, failure status) of a view: "absent", "pending", "stored" or "failed"."""
         state, failure = ctypes.c_int32(), ctypes.c_int32()
-        self._call(self._lib.fdk_get_view_state, _index(index), ctypes.byref(state),
+        self._call(self._lib.fdk_get_view_state,
+                   _index(index, "view index", self.geometry.num_views), ctypes.byref(state),
                    ctypes.byref(failure))
         return VIEW_STATES[state.value], failure.value
 
@@ -309,7 +334,8 @@ class Reconstructor:
         """True when :meth:`read_slab` would not compute; else asks for the
         slab to be computed in the background. Never blocks."""
         ready = ctypes.c_int32()
-        self._call(self._lib.fdk_slab_ready, _index(slab), ctypes.byref(ready))
+        self._call(self._lib.fdk_slab_ready, _index(slab, "slab index", len(self._slabs)),
+                   ctypes.byref(ready))
         return bool(ready.value)
 
     def read_slab(self, slab: int, out: Optional[np.ndarray] = None) -> Slab:
@@ -436,19 +462,22 @@ def _as_dict(s: ctypes.Structure) -> dict:
     return {name: getattr(s, name) for name in names if name != "struct_size"}
 
 
-def _index(i: Any) -> int:
-    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-        raise TypeError(f"an index must be an integer, got {type(i).__name__}")
-    i = int(i)
-    # Beyond int32 the library could not even be told: keep its error.
-    return max(-2**31, min(i, 2**31 - 1))
+def _index(i: Any, field: str, count: int) -> int:
+    """An index for an int32 argument: an integer (no float, no bool:
+    TypeError, as for a Python sequence). One beyond int32 would be
+    truncated by ctypes onto another index, so it is refused here with
+    OutOfRangeError, the IndexError the library raises for one within
+    int32 but outside [0, count)."""
+    try:
+        return check_int(i, field, INT32_MIN, INT32_MAX, floats=False)
+    except ValueError as e:
+        raise OutOfRangeError(f"{e}; valid: [0, {count})", OutOfRangeError.status) from None
 
 
 def _slab_index(s: Any, count: int) -> int:
-    s = _index(s)
+    s = _index(s, "slab index", count)
     if not 0 <= s < count:
-        from .errors import OutOfRangeError
-        raise OutOfRangeError(f"slab {s} is outside [0, {count})", 2)
+        raise OutOfRangeError(f"slab index {s} is outside [0, {count})", OutOfRangeError.status)
     return s
 
 

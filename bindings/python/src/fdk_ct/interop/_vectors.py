@@ -49,8 +49,9 @@ def geometry_from_vectors(source: np.ndarray, centre: np.ndarray, u: np.ndarray,
                          "detector is mirrored relative to RTK's (flip the projections' "
                          "columns and negate u, or flip the rows and negate v)")
     m = matrices_from_vectors(s, d, uh, vh, n)
-    return Geometry.from_matrices(m, (float(sv[0]), float(su[0])),
-                                  detector_shape=(int(rows), int(cols)))
+    # rows and cols go on unconverted: the Geometry checks them (int() would
+    # turn 2.5 into 2).
+    return Geometry.from_matrices(m, (float(sv[0]), float(su[0])), detector_shape=(rows, cols))
 
 
 def matrices_from_vectors(s: np.ndarray, d: np.ndarray, uh: np.ndarray, vh: np.ndarray,

@@ -50,6 +50,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._checks import INT32_MAX, check_float, check_int
 from ..geometry import Geometry, Volume
 from ._vectors import check_finite, geometry_from_vectors
 
@@ -86,9 +87,8 @@ def from_cone_vec(vectors: Any, det_row_count: int, det_col_count: int,
     if vec.ndim != 2 or vec.shape[1] != 12 or vec.shape[0] == 0:
         raise ValueError(f"cone_vec vectors must have shape (views, 12), got {vec.shape}")
     check_finite("cone_vec vectors", vec)
-    rows, cols = int(det_row_count), int(det_col_count)
-    if rows < 1 or cols < 1:
-        raise ValueError(f"detector of {rows} rows x {cols} columns")
+    rows = check_int(det_row_count, "det_row_count", 1, INT32_MAX)
+    cols = check_int(det_col_count, "det_col_count", 1, INT32_MAX)
     parts = [vec[:, 3 * k:3 * k + 3] @ ASTRA_TO_RTK.T for k in range(4)]
     geometry = geometry_from_vectors(parts[0], parts[1], parts[2], parts[3], rows, cols,
                                      "ASTRA cone_vec")
@@ -105,10 +105,14 @@ def from_cone(det_spacing_x: float, det_spacing_y: float, det_row_count: int,
     ``degrees(a)``, SID ``source_origin``, SDD ``source_origin + origin_det``."""
     a = np.atleast_1d(np.asarray(angles, dtype=np.float64))
     check_finite("angles", a)
-    geometry = Geometry.from_views(np.degrees(a), float(source_origin),
-                                   float(source_origin) + float(origin_det),
-                                   (float(det_spacing_y), float(det_spacing_x)),
-                                   detector_shape=(int(det_row_count), int(det_col_count)))
+    source = check_float(source_origin, "source_origin")
+    detector = check_float(origin_det, "origin_det")
+    geometry = Geometry.from_views(np.degrees(a), source, source + detector,
+                                   (check_float(det_spacing_y, "det_spacing_y"),
+                                    check_float(det_spacing_x, "det_spacing_x")),
+                                   detector_shape=(
+                                       check_int(det_row_count, "det_row_count", 1, INT32_MAX),
+                                       check_int(det_col_count, "det_col_count", 1, INT32_MAX)))
     volume = None if volume_geometry is None else volume_from_astra(volume_geometry)
     return geometry, volume
 
@@ -129,20 +133,22 @@ def cone_to_cone_vec(det_spacing_x: float, det_spacing_y: float, angles: Any,
 def volume_from_astra(volume_geometry: Mapping[str, Any]) -> Volume:
     """The fdk :class:`~fdk_ct.Volume` (RTK's frame) of an ASTRA volume geometry."""
     try:
-        ny, nx, nz = (int(volume_geometry[k]) for k in
-                      ("GridRowCount", "GridColCount", "GridSliceCount"))
+        counts = [volume_geometry[k] for k in ("GridRowCount", "GridColCount", "GridSliceCount")]
         opt = volume_geometry["option"]
-        lo = np.array([float(opt["WindowMinX"]), float(opt["WindowMinY"]),
-                       float(opt["WindowMinZ"])])
-        hi = np.array([float(opt["WindowMaxX"]), float(opt["WindowMaxY"]),
-                       float(opt["WindowMaxZ"])])
+        window = [opt[k] for k in ("WindowMinX", "WindowMinY", "WindowMinZ",
+                                   "WindowMaxX", "WindowMaxY", "WindowMaxZ")]
     except (KeyError, TypeError) as e:
         raise ValueError(f"not an ASTRA 3D volume geometry (missing {e})") from None
-    counts = np.array([nx, ny, nz])
-    if np.any(counts < 1) or np.any(hi <= lo):
-        raise ValueError(f"ASTRA volume geometry of {counts.tolist()} voxels over "
+    ny, nx, nz = (check_int(n, k, 1, INT32_MAX) for n, k in
+                  zip(counts, ("GridRowCount", "GridColCount", "GridSliceCount")))
+    bounds = [check_float(v, k) for v, k in zip(window, ("WindowMinX", "WindowMinY", "WindowMinZ",
+                                                        "WindowMaxX", "WindowMaxY", "WindowMaxZ"))]
+    lo, hi = np.array(bounds[:3]), np.array(bounds[3:])
+    voxels = np.array([nx, ny, nz])
+    if np.any(hi <= lo):
+        raise ValueError(f"ASTRA volume geometry of {voxels.tolist()} voxels over "
                          f"[{lo.tolist()}, {hi.tolist()}]")
-    voxel = (hi - lo) / counts  # (x, y, z) in ASTRA's frame
+    voxel = (hi - lo) / voxels  # (x, y, z) in ASTRA's frame
     first = lo + voxel / 2
     last = hi - voxel / 2
     # fdk's (z, y, x) = ASTRA's (-y, z, x): its z index runs down ASTRA's rows.

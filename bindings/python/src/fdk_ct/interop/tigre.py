@@ -48,6 +48,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._checks import INT32_MAX, check_int
 from .._rotations import rx as _rx, ry as _ry, rz as _rz
 from ..geometry import Geometry, Volume
 from ._vectors import check_finite, geometry_from_vectors, per_view
@@ -134,15 +135,19 @@ def from_tigre(geo: Any, angles: Optional[Any] = None) -> Tuple[Geometry, Volume
     v = np.einsum("nij,nj->ni", euler, v0)
     to_rtk = TIGRE_TO_RTK.T
     geometry = geometry_from_vectors(source @ to_rtk, centre @ to_rtk, u @ to_rtk, v @ to_rtk,
-                                     int(n_det[0]), int(n_det[1]), "TIGRE geometry")
+                                     check_int(n_det[0], "nDetector[0]", 1, INT32_MAX),
+                                     check_int(n_det[1], "nDetector[1]", 1, INT32_MAX),
+                                     "TIGRE geometry")
     return geometry, volume_from_tigre(geo, off_orig[0])
 
 
 def volume_from_tigre(geo: Any, off_origin: Optional[np.ndarray] = None) -> Volume:
     """The fdk :class:`~fdk_ct.Volume` (RTK's frame) of TIGRE's image grid."""
-    nv = np.asarray(_get(geo, "nVoxel")).reshape(-1).astype(int)  # (z, y, x)
-    if nv.size != 3 or np.any(nv < 1):
-        raise ValueError(f"nVoxel must be three positive counts (z, y, x), got {nv.tolist()}")
+    # Element by element: astype(int) would turn 2.5 into 2 and 2**64 into garbage.
+    counts = np.asarray(_get(geo, "nVoxel"), dtype=object).reshape(-1)  # (z, y, x)
+    if counts.size != 3:
+        raise ValueError(f"nVoxel must be three positive counts (z, y, x), got {counts.tolist()}")
+    nv = np.array([check_int(n, f"nVoxel[{i}]", 1, INT32_MAX) for i, n in enumerate(counts)])
     d = getattr(geo, "dVoxel", None)
     if d is None:
         d = np.asarray(_get(geo, "sVoxel"), dtype=np.float64) / nv
