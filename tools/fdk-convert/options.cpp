@@ -148,7 +148,7 @@ Output:
   --compression none|lzw|deflate   (formats tiff and bigtiff)
   --preview-at X,Y,Z     where preview.png's three slices cross, in mm
                          (default: the volume's centre)
-  --no-preview  --force (replace existing output)
+  --no-preview  --force (replace the earlier result in OUTPUT_DIR)
   --quiet                nothing on stderr but the error, if any
   --progress auto|bar|lines|none|json  (auto: a bar on a terminal, else a
                          line every 10 %; json: one JSON object per line on
@@ -159,19 +159,25 @@ Output:
 Exit codes:
   0  success
   1  unexpected internal error
-  2  bad command line or option value (also: an existing output without
-     --force, geometry not given: no --sid/--sdd/--pixel-size where needed)
+  2  bad command line or option value (also: an earlier result in
+     OUTPUT_DIR without --force; an output that would replace or join an
+     input, --force or not; geometry not given: no --sid/--sdd/--pixel-size
+     where needed)
   3  unusable input: projections, dark/flat, bad-pixel map, a geometry file
      (missing, unreadable, malformed, or contradicting the projections)
-  4  output cannot be written (folder, permissions, full disk)
+  4  output cannot be written (folder, permissions, full disk), or stdout
+     closed by its reader (e.g. --progress json | head -1)
   5  the reconstruction failed (library error: backend unavailable, device,
      out of memory)
-  6  interrupted (SIGINT/SIGTERM)
+  6  interrupted (SIGINT, SIGTERM, SIGHUP)
   7  the memory budgets cannot hold this reconstruction: refused before any
      work, with the --host-memory that would fit
 
-Output is written under temporary names and renamed at the end: a failed run
-leaves nothing that looks complete.
+Everything is written into a staging folder inside OUTPUT_DIR and moved to
+its final name only when the whole run has succeeded: a failed run leaves
+nothing that looks complete (with --force, the earlier result stays whole).
+--force replaces an earlier result: its files that this run does not write
+are removed, and named. No output ever replaces or joins an input.
 
 Several ranks (a build with MPI): mpirun -n 4 fdk-convert ... (or srun) shares
 the work; each rank reads every 4th view, rank 0 reports, every rank exits
