@@ -45,7 +45,8 @@ InputSet::Identity InputSet::identify(const std::string& path) {
 bool InputSet::same(const Identity& a, const Identity& b) {
   // Device and inode also catch a second name for the same file on a
   // case-insensitive or bind-mounted file system.
-  if (a.exists && b.exists) return a.device == b.device && a.inode == b.inode;
+  // (A file system without inode numbers reports 0: the paths decide.)
+  if (a.exists && b.exists && a.inode != 0 && b.inode != 0) return a.device == b.device && a.inode == b.inode;
   return a.canonical == b.canonical;
 }
 
