@@ -5,10 +5,12 @@
 #include <cstddef>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 
 #include "backend_choice.hpp"
 #include "fdk/core/per_thread.hpp"
 #include "context.hpp"
+#include "live_handles.hpp"
 
 using fdk::capi::guarded;
 
@@ -81,6 +83,29 @@ void check_out_struct_sizes(const Info* info, const char* name, std::initializer
 
 const fdk::Reconstruction& recon_of(const fdk_context* ctx) { return *ctx->recon; }
 
+using Live = fdk::capi::LiveHandles<fdk_context>;
+constexpr const char* kNotLive = "not a live fdk handle: destroyed or never created";
+
+// The start of every call on a handle: FDK_OK with `scope` entered (counted
+// for fdk_destroy), or the status to return. A NULL or dead handle is
+// reported thread-locally, since there is no handle to hold the message.
+// The registry's lock is held while the call is counted, so fdk_destroy,
+// which unregisters the handle before freeing it, waits for the call.
+fdk_status enter_call(const fdk_context* ctx, std::optional<fdk::capi::CallScope>* scope) noexcept {
+  fdk_status refused = FDK_OK;
+  const fdk_status status = guarded(nullptr, [&] {
+    if (!ctx) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    const bool live = Live::of_process().while_live(ctx, [&] {
+      scope->emplace(ctx);
+      if (!(*scope)->entered()) {
+        refused = guarded(ctx, [] { fdk::fail(FDK_ERROR_INVALID_STATE, "the handle is being destroyed"); });
+      }
+    });
+    if (!live) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, kNotLive);
+  });
+  return status != FDK_OK ? status : refused;
+}
+
 }  // namespace
 
 extern "C" {
@@ -134,6 +159,7 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
     }
     auto ctx = std::make_unique<fdk_context>();
     ctx->recon = std::make_unique<fdk::Reconstruction>(*config, fdk::capi::choose_backend);
+    Live::of_process().add(ctx.get());
     *out = ctx.release();
   });
 }
@@ -141,22 +167,31 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
 void fdk_destroy(fdk_context* ctx) {
   if (!ctx) return;
   try {
-    // From the handle's own progress callback the call that invoked it is
-    // still on this thread's stack: freeing the handle under it would crash
-    // it, and waiting for it would never end.
-    if (ctx->recon->in_own_callback()) {
-      fdk::capi::set_error(ctx, std::string(fdk_status_string(FDK_ERROR_INVALID_STATE)) +
-                                    ": fdk_destroy from the handle's own progress callback does nothing");
-      return;
-    }
+    Live& live = Live::of_process();
+    bool leave = false;
+    const bool was_live = live.while_live(ctx, [&] {
+      // From the handle's own progress callback the call that invoked it is
+      // still on this thread's stack: freeing the handle under it would
+      // crash it, and waiting for it would never end.
+      if (ctx->recon->in_own_callback()) {
+        fdk::capi::set_error(ctx, std::string(fdk_status_string(FDK_ERROR_INVALID_STATE)) +
+                                      ": fdk_destroy from the handle's own progress callback does nothing");
+        leave = true;
+        return;
+      }
+      std::lock_guard<std::mutex> lock(ctx->calls_mutex);
+      leave = ctx->destroying;  // another thread's fdk_destroy frees it
+      ctx->destroying = true;
+    });
+    if (!was_live || leave) return;  // a dead pointer (destroyed, or never a handle): nothing
     // Calls in progress on other threads are cancelled and waited for.
     std::unique_lock<std::mutex> lock(ctx->calls_mutex);
-    ctx->destroying = true;
     if (ctx->calls > 0) {
       ctx->recon->cancel();
       ctx->calls_done.wait(lock, [&] { return ctx->calls == 0; });
     }
     lock.unlock();
+    live.remove(ctx);
     delete ctx;
   } catch (...) {
     // Nothing may escape the ABI (a failure to lock leaks the handle).
@@ -170,12 +205,17 @@ const char* fdk_last_error(const fdk_context* ctx) {
   struct CopyTag;
   try {
     std::string& copy = fdk::per_thread<std::string, CopyTag>();
-    try {
-      std::lock_guard<std::mutex> lock(ctx->error_mutex);
-      copy = ctx->last_error;
-    } catch (...) {
-      copy.clear();  // out of memory: no message, the status still says it
-    }
+    const bool live = Live::of_process().while_live(ctx, [&] {
+      try {
+        std::lock_guard<std::mutex> lock(ctx->error_mutex);
+        copy = ctx->last_error;
+      } catch (...) {
+        copy.clear();  // out of memory: no message, the status still says it
+      }
+    });
+    // A dead handle's own message went with it: the thread's, which the
+    // call that was given the dead handle set.
+    if (!live) return fdk::capi::thread_error();
     return copy.c_str();
   } catch (...) {
     return "";  // no per-thread string could be made
@@ -184,15 +224,13 @@ const char* fdk_last_error(const fdk_context* ctx) {
 
 const char* fdk_last_create_error(void) { return fdk::capi::thread_error(); }
 
-// Calls on a handle: a NULL handle is reported thread-locally, since there is
-// no handle to hold the message. Each call is counted for fdk_destroy.
+// Calls on a handle: a NULL or dead handle is reported thread-locally (see
+// enter_call). Each call is counted for fdk_destroy.
 #define FDK_WITH_CTX(ctx, body)                                                   \
   do {                                                                            \
-    if (!(ctx))                                                                   \
-      return guarded(nullptr, [] { fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "ctx is NULL"); }); \
-    const fdk::capi::CallScope scope_(ctx);                                        \
-    if (!scope_.entered())                                                        \
-      return guarded((ctx), [] { fdk::fail(FDK_ERROR_INVALID_STATE, "the handle is being destroyed"); }); \
+    std::optional<fdk::capi::CallScope> scope_;                                   \
+    if (const fdk_status refused_ = enter_call((ctx), &scope_); refused_ != FDK_OK) \
+      return refused_;                                                            \
     return guarded((ctx), [&] body);                                              \
   } while (0)
 

@@ -11,6 +11,10 @@
 //   leave              rank 1 destroys its context before finishing
 //   timeout            the last rank comes to finish late: the others fail in time
 //   kill               rank 1 kills itself mid-scan (mpirun must end the job)
+//   destroy-twice      every rank destroys its context twice, finished or
+//                      not: the second does nothing, the job goes on
+//   after-destroy      every entry point given a destroyed (or never made)
+//                      handle: INVALID_ARGUMENT and a message, at once
 #include <fdk/fdk.h>
 #include <fdk/fdk_mpi.h>
 #include <mpi.h>
@@ -370,6 +374,80 @@ void kill_mid_scan() {
   fdk_mpi_destroy(ctx);
 }
 
+// A finished context destroyed twice, then an unfinished one (whose destroy
+// tells the other ranks it left): the second destroy of each does nothing,
+// and the ranks still meet after it.
+void destroy_twice() {
+  fdk_test::SmallScan scan(32, 8, 48);
+  scan.config.slab_thickness = 4;
+  fdk_mpi_config m = mpi_config(FDK_MPI_EVERY_RANK);
+  for (const bool finished : {true, false}) {
+    fdk_mpi_context* ctx = nullptr;
+    check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+    if (!ctx) return;
+    if (finished) {
+      push_share(ctx, scan, FDK_MPI_EVERY_RANK);
+      check(fdk_mpi_finish(ctx) == FDK_OK, std::string("finish: ") + fdk_mpi_last_error(ctx));
+    }
+    fdk_mpi_destroy(ctx);
+    fdk_mpi_destroy(ctx);  // the same pointer again: nothing
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::printf("rank %d: a %s context destroyed twice\n", g_rank, finished ? "finished" : "unfinished");
+  }
+}
+
+// Every entry point given a destroyed handle (and one that never was):
+// INVALID_ARGUMENT at once, the message readable without a handle.
+void after_destroy() {
+  fdk_test::SmallScan scan(32, 8, 48);
+  scan.config.slab_thickness = 4;
+  fdk_mpi_config m = mpi_config(FDK_MPI_EVERY_RANK);
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  push_share(ctx, scan, FDK_MPI_EVERY_RANK);
+  check(fdk_mpi_finish(ctx) == FDK_OK, std::string("finish: ") + fdk_mpi_last_error(ctx));
+  fdk_mpi_destroy(ctx);
+  // No fdk_mpi_create until the checks are done: it could reuse the address
+  // (the documented limit).
+  alignas(16) unsigned char never[64] = {};
+  for (fdk_mpi_context* dead : {ctx, reinterpret_cast<fdk_mpi_context*>(never)}) {
+    const std::string which = dead == ctx ? "destroyed" : "never created";
+    const auto refused = [&](fdk_status s, const char* call) {
+      check(s == FDK_ERROR_INVALID_ARGUMENT,
+            std::string(call) + " on a " + which + " handle: " + fdk_status_string(s));
+      check(contains(fdk_mpi_last_create_error(), "not a live fdk_mpi handle: destroyed or never created"),
+            std::string(call) + ": the message is '" + fdk_mpi_last_create_error() + "'");
+    };
+    const auto start = std::chrono::steady_clock::now();
+    int32_t n = 0;
+    fdk_slab_info slab{};
+    slab.struct_size = sizeof slab;
+    fdk_mpi_rank_info rank{};
+    rank.struct_size = sizeof rank;
+    fdk_progress progress{};
+    progress.struct_size = sizeof progress;
+    std::vector<float> buffer(32 * 32 * 32);
+    refused(fdk_mpi_push_projection(dead, 0, scan.pixels(0), scan.pitch(), nullptr), "fdk_mpi_push_projection");
+    refused(fdk_mpi_finish(dead), "fdk_mpi_finish");
+    refused(fdk_mpi_slab_count(dead, &n), "fdk_mpi_slab_count");
+    refused(fdk_mpi_get_slab_info(dead, 0, &slab), "fdk_mpi_get_slab_info");
+    refused(fdk_mpi_slab_owner(dead, 0, &n), "fdk_mpi_slab_owner");
+    refused(fdk_mpi_get_rank_info(dead, 0, &rank), "fdk_mpi_get_rank_info");
+    refused(fdk_mpi_read_slab(dead, 0, buffer.data(), buffer.size() * 4), "fdk_mpi_read_slab");
+    refused(fdk_mpi_get_progress(dead, &progress), "fdk_mpi_get_progress");
+    refused(fdk_mpi_cancel(dead), "fdk_mpi_cancel");
+    check(contains(fdk_mpi_last_error(dead), "not a live fdk_mpi handle"),
+          "fdk_mpi_last_error of a " + which + " handle: '" + fdk_mpi_last_error(dead) + "'");
+    fdk_mpi_destroy(dead);  // nothing
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    check(seconds < 1, "the refusals took " + std::to_string(seconds) + " s");
+  }
+  check(fdk_mpi_slab_count(nullptr, nullptr) == FDK_ERROR_INVALID_ARGUMENT, "NULL handle");
+  check(contains(fdk_mpi_last_create_error(), "ctx is NULL"), fdk_mpi_last_create_error());
+  std::printf("rank %d: a destroyed handle refused by every entry point\n", g_rank);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -385,6 +463,8 @@ int main(int argc, char** argv) {
   else if (scenario == "leave") leave();
   else if (scenario == "timeout") timeout();
   else if (scenario == "kill") kill_mid_scan();
+  else if (scenario == "destroy-twice") destroy_twice();
+  else if (scenario == "after-destroy") after_destroy();
   else check(false, "unknown scenario '" + scenario + "'");
   int failures = 0;
   if (scenario == "timeout") {

@@ -26,6 +26,7 @@
 #include "preview.hpp"
 #include "result_folder.hpp"
 #include "progress.hpp"
+#include "rank_agreement.hpp"
 #include "status_text.hpp"
 
 namespace ad = fdk::adapters;
@@ -94,7 +95,11 @@ class MpiRanks final : public Ranks {
   int fail(int code, std::string* message) override;
 
  private:
+  void wait_at_meeting(MPI_Request* request, const Own& own);
   void meet(const Own& own);
+  void first_meeting(const Own& own, const Job* job);
+  [[noreturn]] void settle(const Own& own, int kind, int from);
+  std::vector<std::string> gather_text(const std::string& text, const Own& own);
   void send_slab(const std::vector<float>& buffer);
   void receive_slab(std::vector<float>* buffer, int from);
 
@@ -108,22 +113,15 @@ class MpiRanks final : public Ranks {
   std::string settled_message_;
 };
 
-// Every rank says how it fared; when any failed, the lowest rank among those
-// that failed on their own (before those that only saw another's failure
-// through the library) gives every rank its code and message, and this
-// throws that failure. A rank that does not come within kMeetingTimeoutS
-// ends the job (MPI_Abort): the others cannot know what it does.
-void MpiRanks::meet(const Own& own) {
-  met_ = true;
-  int in[2] = {own.code == 0 ? 2 : own.primary ? 0 : 1, rank_};
-  int out[2] = {2, 0};
-  MPI_Request request;
-  MPI_Iallreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm_, &request);
+// Waits for `request` at a meeting. A rank that does not come within
+// kMeetingTimeoutS ends the job (MPI_Abort): the others cannot know what it
+// does.
+void MpiRanks::wait_at_meeting(MPI_Request* request, const Own& own) {
   const Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kMeetingTimeoutS));
   for (int done = 0;;) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) break;
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
     if (Clock::now() > deadline) {
       std::fprintf(stderr, "fdk-convert: rank %d: the other ranks did not arrive within %g s; ending the job\n",
                    rank_, kMeetingTimeoutS);
@@ -131,20 +129,119 @@ void MpiRanks::meet(const Own& own) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+// Every rank says how it fared; when any failed, the lowest rank among those
+// that failed on their own (before those that only saw another's failure
+// through the library) gives every rank its code and message, and this
+// throws that failure.
+void MpiRanks::meet(const Own& own) {
+  met_ = true;
+  int in[2] = {own.code == 0 ? 2 : own.primary ? 0 : 1, rank_};
+  int out[2] = {2, 0};
+  MPI_Request request;
+  MPI_Iallreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm_, &request);
+  wait_at_meeting(&request, own);
   if (out[0] == 2) return;
+  settle(own, out[0], out[1]);
+}
+
+// After a meeting where rank `from` failed (kind 0: on its own, 1: through
+// another's failure): its code and message become every rank's.
+void MpiRanks::settle(const Own& own, int kind, int from) {
   int code = own.code;
-  MPI_Bcast(&code, 1, MPI_INT, out[1], comm_);
+  MPI_Bcast(&code, 1, MPI_INT, from, comm_);
   std::string message = own.message;
   int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, out[1], comm_);
+  MPI_Bcast(&length, 1, MPI_INT, from, comm_);
   message.resize(static_cast<size_t>(length));
-  MPI_Bcast(&message[0], length, MPI_CHAR, out[1], comm_);
+  MPI_Bcast(&message[0], length, MPI_CHAR, from, comm_);
   settled_ = true;
   settled_code_ = code;
-  settled_rank_ = out[1];
-  settled_primary_ = out[0] == 0;
+  settled_rank_ = from;
+  settled_primary_ = kind == 0;
   settled_message_ = message;
   throw Failure{code, message};
+}
+
+// The first meeting, before any work: as meet(), and the ranks compare their
+// arguments (rank_agreement.hpp). Every rank comes here first, from run()
+// with its job or from fail() with its failure (job null), so the first
+// collective call is the same on all of them. Each sends one record: how it
+// fared, then one digest per argument. A difference is every rank's usage
+// error (exit 2) at once; rank 0 fetches the differing values to name them.
+void MpiRanks::first_meeting(const Own& given, const Job* job) {
+  constexpr int kWords = 1 + kAgreedCount;
+  Own own = given;
+  std::vector<AgreedValue> values;
+  std::vector<uint64_t> mine(kWords, 0), all(static_cast<size_t>(kWords) * size_, 0);
+  if (job && !own.code) {
+    try {
+      values = agreed_values(*job);
+      for (int a = 0; a < kAgreedCount; ++a) mine[1 + a] = digest(values[a].text);
+    } catch (...) {
+      own.from_current_exception();  // told at this meeting like any failure
+    }
+  }
+  mine[0] = own.code == 0 ? 2 : own.primary ? 0 : 1;
+  met_ = true;
+  MPI_Request request;
+  MPI_Iallgather(mine.data(), kWords, MPI_UINT64_T, all.data(), kWords, MPI_UINT64_T, comm_, &request);
+  wait_at_meeting(&request, own);
+  auto word = [&](int r, int i) { return all[static_cast<size_t>(r) * kWords + i]; };
+  int failed = -1;  // as meet's MINLOC: the lowest kind, then the lowest rank
+  for (int r = 0; r < size_; ++r) {
+    if (word(r, 0) < 2 && (failed < 0 || word(r, 0) < word(failed, 0))) failed = r;
+  }
+  if (failed >= 0) settle(own, static_cast<int>(word(failed, 0)), failed);
+
+  std::vector<int> differing;
+  for (int a = 0; a < kAgreedCount; ++a) {
+    for (int r = 1; r < size_; ++r) {
+      if (word(r, 1 + a) != word(0, 1 + a)) {
+        differing.push_back(a);
+        break;
+      }
+    }
+  }
+  if (differing.empty()) return;
+  const int first = differing[0];
+  std::vector<uint64_t> digests(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) digests[r] = word(r, 1 + first);
+  const std::vector<std::string> shown = gather_text(values[first].shown, own);
+  const std::string message =
+      rank_ == 0 ? disagreement_message(first, digests, shown, std::vector<int>(differing.begin() + 1, differing.end()))
+                 : std::string("ranks disagree on ") + agreed_name(first);
+  settled_ = true;
+  settled_code_ = kExitUsage;
+  settled_rank_ = 0;
+  settled_primary_ = false;  // the job's failure, not rank 0's
+  settled_message_ = message;
+  throw Failure{kExitUsage, message};
+}
+
+// Every rank's `text`, on rank 0 (empty elsewhere), within the meeting's
+// time limit.
+std::vector<std::string> MpiRanks::gather_text(const std::string& text, const Own& own) {
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(rank_ == 0 ? size_ : 0), offsets(rank_ == 0 ? size_ : 0);
+  MPI_Request request;
+  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm_, &request);
+  wait_at_meeting(&request, own);
+  int total = 0;
+  for (int r = 0; r < static_cast<int>(lengths.size()); ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string joined(static_cast<size_t>(total), '\0');
+  MPI_Igatherv(text.data(), length, MPI_CHAR, &joined[0], lengths.data(), offsets.data(), MPI_CHAR, 0, comm_,
+               &request);
+  wait_at_meeting(&request, own);
+  std::vector<std::string> out;
+  for (int r = 0; r < static_cast<int>(lengths.size()); ++r) {
+    out.push_back(joined.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lengths[r])));
+  }
+  return out;
 }
 
 int MpiRanks::fail(int code, std::string* message) {
@@ -152,7 +249,7 @@ int MpiRanks::fail(int code, std::string* message) {
     try {
       Own own;
       own.set(code, *message);
-      meet(own);
+      first_meeting(own, nullptr);
     } catch (const Failure&) {
     }
   }
@@ -197,7 +294,7 @@ int MpiRanks::run(const Job& job) {
   auto say = [&](const std::string& text) {
     if (!o.quiet) std::fprintf(stderr, "%s\n", text.c_str());
   };
-  meet(Own{});  // every rank set up alike
+  first_meeting(Own{}, &job);  // every rank set up alike, with the same arguments
 
   // ---- the library: one collective create, the same verdict everywhere ----
   fdk_mpi_config mpi_config;

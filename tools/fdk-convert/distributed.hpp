@@ -44,9 +44,12 @@ class Ranks {
  public:
   virtual ~Ranks() = default;  // finalises MPI
   virtual int rank() const = 0;
-  // Everything from the library on: every rank reads its share of the
-  // views, the slabs' owners write them (TIFF slices) or send them to rank
-  // 0 (single files), rank 0 writes the preview and reports. Returns the
+  // Everything from the library on. First the ranks compare the arguments
+  // that must match (rank_agreement.hpp): a difference is exit code 2 on
+  // every rank before any work, rank 0 naming the argument. Then every rank
+  // reads its share of the views, the slabs' owners write them (TIFF
+  // slices) or send them to rank 0 (single files), rank 0 writes the
+  // preview and reports. Returns the
   // exit code; throws (Failure, fdk::adapters::Error) once every rank knows
   // the code, for fail() to report.
   virtual int run(const Job& job) = 0;

@@ -321,10 +321,18 @@ FDK_API fdk_status fdk_create(const fdk_config* config, fdk_context** out);
    another thread (a push waiting for a staging slot, a slab read) is
    cancelled and waited for: it returns FDK_ERROR_CANCELLED, then the handle
    is freed. Calls that begin once fdk_destroy has started return
-   FDK_ERROR_INVALID_STATE until it frees the handle; after that the handle
-   must not be used. From the handle's own progress callback fdk_destroy does
-   nothing (the call that invoked the callback is still running) and
-   fdk_last_error says so. */
+   FDK_ERROR_INVALID_STATE until it frees the handle. From the handle's own
+   progress callback fdk_destroy does nothing (the call that invoked the
+   callback is still running) and fdk_last_error says so.
+   Destroyed handles: the library keeps the set of live handles (one
+   mutex-guarded lookup per call). fdk_destroy of a pointer that is not a
+   live handle (destroyed already, or never returned by fdk_create) does
+   nothing; every other function given one returns
+   FDK_ERROR_INVALID_ARGUMENT ("not a live fdk handle: destroyed or never
+   created"), the message read with fdk_last_create_error() on the calling
+   thread (fdk_last_error of that pointer gives the same). The limit: an
+   address that a later fdk_create happens to reuse is that later handle,
+   and cannot be told from the destroyed one. */
 FDK_API void fdk_destroy(fdk_context* ctx);
 
 /* ---- errors --------------------------------------------------------------- */

@@ -7,8 +7,8 @@
 namespace fdk::mpi {
 
 double measured_capacity(const Settings& settings) {
-  constexpr double kPerGpu = 64;
 #ifdef FDK_HAVE_CUDA
+  constexpr double kPerGpu = 64;  // a GPU's share against one CPU thread's
   const auto backend = static_cast<fdk_backend>(settings.config.backend);
   if (backend == FDK_BACKEND_CUDA || (backend == FDK_BACKEND_AUTO && cuda::backend_available(settings))) {
     if (settings.config.num_devices > 0) return kPerGpu * settings.config.num_devices;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fdk/core/per_thread.hpp"
+#include "live_handles.hpp"
 #include "rank.hpp"
 #include "run_guarded.hpp"
 
@@ -25,6 +26,9 @@ struct CreateErrorTag;
 std::string& create_error() { return fdk::per_thread<std::string, CreateErrorTag>(); }
 struct ErrorCopyTag;
 
+using Live = fdk::capi::LiveHandles<fdk_mpi_context>;
+constexpr const char* kNotLive = "not a live fdk_mpi handle: destroyed or never created";
+
 template <class Body>
 fdk_status guarded(const fdk_mpi_context* ctx, Body&& body) noexcept {
   return fdk::capi::run_guarded(std::forward<Body>(body), [ctx](const std::string& full) {
@@ -35,6 +39,20 @@ fdk_status guarded(const fdk_mpi_context* ctx, Body&& body) noexcept {
     std::lock_guard<std::mutex> lock(ctx->error_mutex);
     const_cast<fdk_mpi_context*>(ctx)->last_error = full;
   });
+}
+
+// Every entry point given a handle but fdk_mpi_destroy: a NULL or dead
+// handle is INVALID_ARGUMENT with the message kept per thread (there is no
+// handle to hold it), never a use after free.
+template <class Body>
+fdk_status on_live(const fdk_mpi_context* ctx, Body&& body) noexcept {
+  bool live = false;
+  const fdk_status refused = guarded(nullptr, [&] {
+    if (!ctx) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    if (!Live::of_process().contains(ctx)) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, kNotLive);
+    live = true;
+  });
+  return live ? guarded(ctx, std::forward<Body>(body)) : refused;
 }
 
 void require(bool ok, const char* what) {
@@ -88,6 +106,7 @@ fdk_status fdk_mpi_create(const fdk_config* config, const fdk_mpi_config* mpi_co
     if (!std::isfinite(mpi.capacity)) refuse(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.capacity is not finite");
     auto ctx = std::make_unique<fdk_mpi_context>();
     ctx->rank = std::make_unique<fdk::mpi::Rank>(config, mpi, comm, early.get());
+    Live::of_process().add(ctx.get());
     *out = ctx.release();
   });
 }
@@ -95,6 +114,7 @@ fdk_status fdk_mpi_create(const fdk_config* config, const fdk_mpi_config* mpi_co
 void fdk_mpi_destroy(fdk_mpi_context* ctx) {
   if (!ctx) return;
   try {
+    if (!Live::of_process().remove(ctx)) return;  // destroyed already, or never a handle
     std::lock_guard<std::mutex> lock(ctx->op_mutex);
     ctx->rank.reset();
   } catch (...) {
@@ -105,6 +125,9 @@ void fdk_mpi_destroy(fdk_mpi_context* ctx) {
 const char* fdk_mpi_last_error(const fdk_mpi_context* ctx) {
   if (!ctx) return "";
   try {
+    // A dead handle's own message went with it: the thread's, which the
+    // call that was given the dead handle set.
+    if (!Live::of_process().contains(ctx)) return create_error().c_str();
     std::string& copy = fdk::per_thread<std::string, ErrorCopyTag>();
     std::lock_guard<std::mutex> lock(ctx->error_mutex);
     copy = ctx->last_error;
@@ -124,69 +147,60 @@ const char* fdk_mpi_last_create_error(void) {
 
 fdk_status fdk_mpi_push_projection(fdk_mpi_context* ctx, int32_t index, const float* pixels, size_t row_pitch_bytes,
                                    const fdk_view* view) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     std::lock_guard<std::mutex> lock(ctx->op_mutex);
     ctx->rank->push(index, pixels, row_pitch_bytes, view);
   });
 }
 
 fdk_status fdk_mpi_finish(fdk_mpi_context* ctx) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     std::lock_guard<std::mutex> lock(ctx->op_mutex);
     ctx->rank->finish();
   });
 }
 
 fdk_status fdk_mpi_slab_count(const fdk_mpi_context* ctx, int32_t* count) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     require(count != nullptr, "count is NULL");
     *count = ctx->rank->slab_count();
   });
 }
 
 fdk_status fdk_mpi_get_slab_info(const fdk_mpi_context* ctx, int32_t slab, fdk_slab_info* info) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     check_out(info, "info");
     *info = ctx->rank->slab_info(slab);
   });
 }
 
 fdk_status fdk_mpi_slab_owner(const fdk_mpi_context* ctx, int32_t slab, int32_t* rank) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     require(rank != nullptr, "rank is NULL");
     *rank = ctx->rank->owner(slab);
   });
 }
 
 fdk_status fdk_mpi_get_rank_info(const fdk_mpi_context* ctx, int32_t rank, fdk_mpi_rank_info* info) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     check_out(info, "info");
     *info = ctx->rank->rank_info(rank);
   });
 }
 
 fdk_status fdk_mpi_read_slab(fdk_mpi_context* ctx, int32_t slab, float* buffer, size_t buffer_bytes) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] { ctx->rank->read_slab(slab, buffer, buffer_bytes); });
+  return on_live(ctx, [&] { ctx->rank->read_slab(slab, buffer, buffer_bytes); });
 }
 
 fdk_status fdk_mpi_get_progress(const fdk_mpi_context* ctx, fdk_progress* progress) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] {
+  return on_live(ctx, [&] {
     check_out(progress, "progress");
     *progress = ctx->rank->progress();
   });
 }
 
 fdk_status fdk_mpi_cancel(fdk_mpi_context* ctx) {
-  if (!ctx) return FDK_ERROR_INVALID_ARGUMENT;
-  return guarded(ctx, [&] { ctx->rank->cancel(); });
+  return on_live(ctx, [&] { ctx->rank->cancel(); });
 }
 
 }  // extern "C"

@@ -120,7 +120,19 @@ FDK_MPI_API fdk_status fdk_mpi_create(const fdk_config* config,
 
 /* Local. Releases the rank's context. Before fdk_mpi_finish has succeeded,
    the other ranks are told (their fdk_mpi_finish fails naming this rank
-   instead of waiting for its timeout). NULL-safe. */
+   instead of waiting for its timeout). NULL-safe.
+   Destroyed handles: the library keeps the set of live handles (one
+   mutex-guarded lookup per call). fdk_mpi_destroy of a pointer that is not
+   a live handle (destroyed already, or never returned by fdk_mpi_create)
+   does nothing; every other function given one returns
+   FDK_ERROR_INVALID_ARGUMENT ("not a live fdk_mpi handle: destroyed or
+   never created"), the message read with fdk_mpi_last_create_error() on
+   the calling thread (fdk_mpi_last_error of that pointer gives the same);
+   fdk_mpi_finish then returns on this rank alone, like any local refusal.
+   The limit: an address that a later fdk_mpi_create happens to reuse is
+   that later handle, and cannot be told from the destroyed one. Destroying
+   a handle while another thread is inside a call on it remains undefined.
+   A NULL handle is INVALID_ARGUMENT ("ctx is NULL") the same way. */
 FDK_MPI_API void fdk_mpi_destroy(fdk_mpi_context* ctx);
 
 FDK_MPI_API const char* fdk_mpi_last_error(const fdk_mpi_context* ctx);
