@@ -86,6 +86,14 @@ case $name in
   # One folder named from two working directories: relative on rank 0,
   # absolute on the others.
   same-folder-other-cwd) expect=ok; dir0=$work/a dir1=$work/b; out0=../out out1=$work/out ;;
+  # Issue 39 under mpirun: a bad option on one rank alone is named by rank
+  # 0; an output onto an input, or an earlier result without --force, is
+  # refused on every rank; with --force the earlier result is replaced whole.
+  bad-option-one-rank) expect=refused; what="rank 1: --sid"; a1=(--sid abc) ;;
+  output-into-projections) expect=refused; what="would join the projections"; out0=$s/projections
+                     out1=$s/projections; a0=(--force) a1=(--force) ;;
+  earlier-result)    expect=refused; what="holds an earlier result"; earlier=16 ;;
+  earlier-result-force) expect=replaced; earlier=40; a0=(--force) a1=(--force) ;;
   *) fail "unknown case '$name'" ;;
 esac
 
@@ -93,6 +101,9 @@ esac
 # folder would otherwise end with exit code 0.
 rm -rf "$work" && mkdir -p "$work/a" "$work/b" "$work/rc" "$work/other" || fail "no work folder $work"
 cd "$work" || fail "cannot enter $work"
+if [ -n "${earlier:-}" ]; then  # an earlier result: more slices than this run writes
+  mkdir -p out && for i in $(seq 0 $((earlier - 1))); do printf 'earlier' > "out/$(printf 'slice_%04d.tif' "$i")"; done
+fi
 # Each rank's own exit code (mpirun reports one), through a wrapper.
 cat > rank.sh <<'EOF'
 #!/bin/sh
@@ -131,10 +142,31 @@ if [ "$expect" = ok ]; then
   exit 0
 fi
 
+if [ "$expect" = replaced ]; then
+  for r in 0 1 2; do
+    [ "$(cat "rc/rank$r" 2>/dev/null)" = 0 ] || fail "$name: rank $r exit code '$(cat "rc/rank$r" 2>/dev/null)', not 0"
+  done
+  n=$(ls out | grep -c '^slice_')
+  [ "$n" = 32 ] || fail "$name: $n slices in out, not the 32 of this run: $(ls out | tail -3)"
+  grep -q "earlier" out/slice_0000.tif && fail "$name: an earlier slice survived"
+  ls -a out | grep -q staging && fail "$name: the staging folder was left"
+  echo "PASS: $name: the earlier result replaced whole"
+  exit 0
+fi
+
 for r in 0 1 2; do
   [ "$(cat "rc/rank$r" 2>/dev/null)" = 2 ] || fail "$name: rank $r exit code '$(cat "rc/rank$r" 2>/dev/null)', not 2"
 done
 [ "$ms" -lt 20000 ] || fail "$name: took $seconds s to stop (20 s at most)"
+if [ "$expect" = refused ]; then
+  grep -qF "$what" log || fail "$name: the message does not say '$what'"
+  [ -z "$(find "$s/projections" -newer "$work/rank.sh" | head -1)" ] || fail "$name: the projections folder changed"
+  if [ -n "${earlier:-}" ]; then
+    [ "$(ls out | grep -c '^slice_')" = "$earlier" ] || fail "$name: the earlier result changed"
+  fi
+  echo "PASS: $name: every rank exit code 2 after $seconds s: $what"
+  exit 0
+fi
 grep -qF "ranks disagree on $what" log || fail "$name: the message does not name $what"
 [ "$(grep -c 'ranks disagree' log)" -eq 1 ] || fail "$name: not one report (rank 0 alone speaks)"
 left=$(find "$work" -name '*.tif' -o -name '*.mha' -o -name 'preview.*' -o -name '.*tmp*' | head -5)

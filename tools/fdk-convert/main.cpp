@@ -655,8 +655,11 @@ int main(int argc, char** argv) {
   int code = kExitOk;
   std::string message;
   try {
-    Options o = parse_options(argc, argv);
+    // The ranks first: a bad command line on one rank alone then reaches
+    // the first meeting, and rank 0 names it, instead of that rank leaving
+    // in silence and the launcher ending the others.
     g_ranks = join_ranks(launch);
+    Options o = parse_options(argc, argv);
     if (g_ranks && g_ranks->rank() > 0) {  // rank 0 speaks for the job
       o.quiet = true;
       o.progress = fdk_tools::ProgressStyle::kNone;
