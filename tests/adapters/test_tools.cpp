@@ -221,19 +221,21 @@ TEST(ToolsEndToEnd, MultiPageInputIniGeometryMetaImageAndBigTiffOutputs) {
     expect_brain(brain);
     // The same voxels in the .mhd + .raw pair and in the NRRD.
     const std::string voxels = file.substr(header);
-    r = run(common + " --format mhd --no-preview", dir.path());
+    // Each format replaces the folder's earlier result (--force): one result per folder.
+    r = run(common + " --format mhd --no-preview --force", dir.path());
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(fdk_adapter_test::read_all(dir / "out/volume.raw"), voxels);
     EXPECT_NE(fdk_adapter_test::read_all(dir / "out/volume.mhd").find("ElementDataFile = volume.raw\n"),
               std::string::npos);
-    r = run(common + " --format nrrd --no-preview", dir.path());
+    EXPECT_FALSE(std::filesystem::exists(dir / "out/volume.mha"));
+    r = run(common + " --format nrrd --no-preview --force", dir.path());
     ASSERT_EQ(r.code, 0) << r.err;
     const std::string nrrd = fdk_adapter_test::read_all(dir / "out/volume.nrrd");
     ASSERT_GT(nrrd.size(), voxels.size());
     EXPECT_EQ(nrrd.substr(nrrd.size() - voxels.size()), voxels);
     EXPECT_NE(nrrd.find("sizes: 64 64 64\n"), std::string::npos);
   }
-  r = run(common + " --format bigtiff --output-type uint16 --window 0,0.04 --compression deflate",
+  r = run(common + " --format bigtiff --output-type uint16 --window 0,0.04 --compression deflate --force",
           dir.path());
   ASSERT_EQ(r.code, 0) << r.err;
   {
@@ -249,6 +251,7 @@ TEST(ToolsEndToEnd, MultiPageInputIniGeometryMetaImageAndBigTiffOutputs) {
     }
     expect_brain(brain);
   }
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/volume.nrrd"));
   // Running again without --force refuses to replace the output.
   r = run(common + " --format mha", dir.path());
   EXPECT_EQ(r.code, 2) << r.err;

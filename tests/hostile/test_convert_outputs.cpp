@@ -427,10 +427,23 @@ std::vector<Row> failure_rows() {
   }
   // The reader of stdout goes away, or there is no stdout: exit 4, nothing
   // left, the reason on stderr.
+  // A pipe whose reader is gone before the first event: the first write fails.
+  rows.push_back({"stdout_pipe_without_a_reader",
+                  [](const Workspace& w) {
+                    return "python3 -c \"import os, subprocess, sys; r, w = os.pipe(); os.close(r); "
+                           "sys.exit(subprocess.call(sys.argv[1:], stdout=w))\" $C " +
+                           args_into(w, "out", true) + " --progress json";
+                  },
+                  4, "stdout was closed",
+                  [](const Workspace& w, const ShellResult&) { EXPECT_EQ(names_in(w / "out"), std::vector<std::string>{}); }});
+  // The reader takes one line and goes: a run of a few seconds cannot have
+  // written everything into the pipe's buffer before head leaves.
   rows.push_back({"stdout_reader_goes_away",
                   [](const Workspace& w) {
-                    return "$C " + args_into(w, "out", true) + " --progress json | head -1 > /dev/null; "
-                           "exit ${PIPESTATUS[0]}";
+                    std::string a = args_into(w, "out", true);
+                    a = a.substr(0, a.find(" --volume-size"));
+                    return "$C " + a + " --volume-size 300,300,300 --voxel-size 0.25 --threads 1 --progress json "
+                           "| head -1 > /dev/null; exit ${PIPESTATUS[0]}";
                   },
                   4, "stdout was closed",
                   [](const Workspace& w, const ShellResult&) { EXPECT_EQ(names_in(w / "out"), std::vector<std::string>{}); }});
