@@ -1,4 +1,5 @@
 #include "fdk/core/reconstruction.hpp"
+#include "fdk/core/byte_text.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -35,7 +36,9 @@ uint64_t bookkeeping_bytes_per_view(int detector_rows) {
          bands * (sizeof(std::vector<uint8_t>) + kAllocatorOverhead) + 64;
 }
 
-std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+// Budgets as the caller gave them: whole MiB rounded up made a 1 KiB budget
+// read "1 MiB" (byte_text.hpp).
+std::string mib(uint64_t bytes) { return byte_text(bytes); }
 
 // The handle whose progress callback this thread is running, if any (the
 // innermost, when a callback calls another handle whose callback runs).

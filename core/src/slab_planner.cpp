@@ -3,17 +3,14 @@
 #include <algorithm>
 #include <string>
 
+#include "fdk/core/byte_text.hpp"
 #include "fdk/core/error.hpp"
 
 namespace fdk {
 namespace {
 
-// Whole MiB where that is exact enough, bytes below one MiB (a 1 KiB budget
-// must not read "1 MiB").
-std::string mib(uint64_t bytes) {
-  if (bytes < (1u << 20)) return std::to_string(bytes) + " bytes";
-  return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
-}
+// Budgets as the caller gave them (a 1 KiB budget must not read "1 MiB").
+std::string mib(uint64_t bytes) { return byte_text(bytes); }
 
 }  // namespace
 

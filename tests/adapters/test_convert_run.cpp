@@ -138,7 +138,7 @@ TEST(ConvertExitCodes, BudgetTooSmallIsRefusedAtTheStartWithAFigureThatFits) {
   EXPECT_EQ(refused.code, 7) << refused.err;
   EXPECT_FALSE(output_left(dir));
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("--host-memory ([0-9.]+[MG]) holds every view for certain")))
+  ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("--host-memory ([0-9.]+[KMG]) holds every view for certain")))
       << refused.err;
   const std::string figure = m[1];
   // No progress event: nothing was read or pushed.

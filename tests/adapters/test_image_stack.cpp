@@ -205,7 +205,12 @@ TEST(ImageStack, RawFilesWithAHeaderAndEitherByteOrder) {
   expect_frames(f, kOrders);
   EXPECT_FALSE(f.has_spacing);
   const std::string m = what_of([&] { raw_stack_header(dir / "f.bin", kW, kH, kN + 1, SampleType::kFloat32, 0, false); });
-  EXPECT_NE(m.find("f.bin' is 480 bytes but its header describes 576 bytes"), std::string::npos) << m;
+  // A raw file has no header: the message names the layout as given.
+  EXPECT_NE(m.find("f.bin' is 480 bytes but the raw layout describes 576 bytes"), std::string::npos) << m;
+  const std::string named = what_of([&] {
+    raw_stack_header(dir / "f.bin", kW, kH, kN + 1, SampleType::kFloat32, 0, false, "--raw 4,3,4 --raw-type float32");
+  });
+  EXPECT_NE(named.find("but --raw 4,3,4 --raw-type float32 describes 576 bytes"), std::string::npos) << named;
   SampleType t;
   EXPECT_TRUE(parse_sample_type("int16", &t));
   EXPECT_EQ(t, SampleType::kInt16);
@@ -290,6 +295,23 @@ TEST(ImageStack, VolumeGridForLike) {
                              "ElementType = MET_FLOAT\nElementDataFile = LOCAL\n");
   const std::string m = what_of([&] { read_volume_grid(dir / "r.mha"); });
   EXPECT_NE(m.find("r.mha': its TransformMatrix flips or rotates"), std::string::npos) << m;
+  // A volume's limits, not a projection frame's: 20000 x 20000 is more than
+  // a frame may hold (2^28) but a volume grid --volume-size accepts.
+  write_bytes(dir / "wide.mha", "NDims = 3\nDimSize = 20000 20000 1\nElementType = MET_FLOAT\nElementDataFile = x.raw\n");
+  EXPECT_EQ(read_volume_grid(dir / "wide.mha").size[1], 20000);
+  const struct {
+    const char* header;
+    const char* needle;
+  } kRefused[] = {
+      {"DimSize = 70000 4 3\n", "DimSize: 70000 voxels along axis 0"},
+      {"DimSize = 5 4 3\nElementSpacing = 1 1e-300 1\n", "ElementSpacing: 1e-300 mm along axis 1"},
+      {"DimSize = 5 4 3\nOffset = 0 0 1e300\n", "Offset: 1e+300 mm along z"},
+  };
+  for (const auto& r : kRefused) {
+    write_bytes(dir / "bad.mha", std::string("NDims = 3\n") + r.header + "ElementType = MET_FLOAT\nElementDataFile = x.raw\n");
+    const std::string e = what_of([&] { read_volume_grid(dir / "bad.mha"); });
+    EXPECT_NE(e.find(std::string("bad.mha': ") + r.needle), std::string::npos) << e;
+  }
 }
 
 // Headers that are corrupt or that would change the samples' meaning: each

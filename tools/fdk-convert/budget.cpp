@@ -4,20 +4,44 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace fdk_convert {
 
 // A --host-memory value of at least `bytes`, rounded up to two significant
-// figures in MiB or GiB.
+// figures in the largest of K, M, G that it reaches. Below 1 MiB it is
+// written in K: "0.1M" read as a megabyte scale hid that the budget is a
+// few KiB. The text is read back as --host-memory reads it (the value times
+// the unit, truncated) and raised until that holds `bytes`, so following
+// the advice never gives less than the library's planner asked for.
 std::string size_flag(uint64_t bytes) {
-  const double mib = static_cast<double>(bytes) / (1024.0 * 1024);
-  const bool gib = mib >= 1024;
-  double v = gib ? mib / 1024 : mib;
-  const double unit = std::pow(10.0, std::floor(std::log10(std::max(v, 1.0))) - 1);
-  v = std::ceil(v / unit - 1e-9) * unit;
-  char b[32];
-  std::snprintf(b, sizeof b, "%.10g%s", v, gib ? "G" : "M");
-  return b;
+  const double b = static_cast<double>(bytes);
+  const double unit = b >= 1024.0 * 1024 * 1024 ? 1024.0 * 1024 * 1024 : b >= 1024.0 * 1024 ? 1024.0 * 1024 : 1024.0;
+  const char* suffix = unit >= 1024.0 * 1024 * 1024 ? "G" : unit >= 1024.0 * 1024 ? "M" : "K";
+  double v = b / unit;
+  const double step = std::pow(10.0, std::floor(std::log10(std::max(v, 1.0))) - 1);
+  v = std::ceil(v / step - 1e-9) * step;
+  while (static_cast<uint64_t>(v * unit) < bytes) v += step;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g%s", v, suffix);
+  return text;
+}
+
+std::string budget_text(uint64_t bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  double unit = 1024.0;
+  int u = 0;
+  while (u < 5 && static_cast<double>(bytes) >= unit * 1024.0) {
+    unit *= 1024.0;
+    ++u;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, "%.4g", static_cast<double>(bytes) / unit);
+  const bool exact = std::fabs(std::strtod(text, nullptr) * unit - static_cast<double>(bytes)) < 1.0;
+  std::string out = std::string(text) + " " + kUnits[u];
+  if (!exact) out += " (" + std::to_string(bytes) + " bytes)";
+  return out;
 }
 
 // The smallest host budget, within 2 %, whose plan reaches `fit` (the

@@ -11,8 +11,15 @@
 namespace fdk_convert {
 
 // A --host-memory value of at least `bytes`, rounded up to two significant
-// figures in MiB or GiB ("47M", "1.5G").
+// figures in KiB, MiB or GiB ("88K", "47M", "1.5G"); read back by
+// --host-memory it is never below `bytes`.
 std::string size_flag(uint64_t bytes);
+
+// A budget or byte count as messages state it: as given ("1 KiB", "1.5
+// GiB", "1000 bytes"), with the exact bytes after it when four figures do
+// not say it exactly ("12.35 MiB (12949504 bytes)"). As the library's
+// messages write it (core byte_text.hpp).
+std::string budget_text(uint64_t bytes);
 
 // The smallest host budget, within 2 %, whose plan reaches `fit` (the
 // library's fdk_store_fit: FITS or LIKELY) for `config`; 0 when none below

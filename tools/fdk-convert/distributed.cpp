@@ -302,12 +302,10 @@ int MpiRanks::run(const Job& job) {
   mpi_config.root = FDK_MPI_EVERY_RANK;
   Context lib;
   if (const fdk_status s = fdk_mpi_create(&config, &mpi_config, MPI_COMM_WORLD, &lib.ctx); s != FDK_OK) {
-    const bool refused = s == FDK_ERROR_INVALID_ARGUMENT || s == FDK_ERROR_OUT_OF_RANGE;
+    // As one process says it: a refused value named by where it came from.
+    const Failure f = setup_failure(s, fdk_mpi_last_create_error(), job.origins, config);
     Own failed;
-    failed.set(s == FDK_ERROR_BUDGET ? kExitBudget : refused ? kExitUsage : kExitReconstruction,
-               "cannot set up the reconstruction: " + fdk_tools::status_text(s, fdk_mpi_last_create_error()) +
-                   (s == FDK_ERROR_BUDGET ? budget_advice(config) : std::string()),
-               /*first_hand=*/false);
+    failed.set(f.code, f.message, /*first_hand=*/false);
     meet(failed);
   }
   int32_t slabs = 0;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "options.hpp"
+#include "provenance.hpp"
 
 namespace fdk_convert {
 
@@ -37,6 +38,7 @@ struct Job {
   fdk_view first_view;
   std::chrono::steady_clock::time_point start;
   const std::atomic<int>& signal;  // the signal that came (SIGINT, SIGTERM), else 0
+  const GeometryOrigins& origins;  // where the geometry came from, for a refusal
 };
 
 // This process's part in a distributed run.

@@ -52,6 +52,7 @@
 #include "outputs.hpp"
 #include "distributed.hpp"
 #include "inputs.hpp"
+#include "provenance.hpp"
 #include "result_folder.hpp"
 
 namespace ad = fdk::adapters;
@@ -161,6 +162,11 @@ int run(const Options& o) {
     like.volume_size = std::array<int, 3>{grid.size[0], grid.size[1], grid.size[2]};
     like.volume_spacing = std::array<double, 3>{grid.spacing[0], grid.spacing[1], grid.spacing[2]};
     like.volume_origin = std::array<double, 3>{grid.origin[0], grid.origin[1], grid.origin[2]};
+    // The header's values were checked against the volume's limits where
+    // they were read (naming the key); anything refused later names the file.
+    for (const char* key : {"volume.size", "volume.spacing", "volume.origin"}) {
+      like.sources[key] = "'" + o.like + "' (--like)";
+    }
     desc.merge(like);
   }
   desc.merge(o.flags);
@@ -170,6 +176,7 @@ int run(const Options& o) {
     usage_error("the RTK geometry file gives every view's geometry: do not also give sid, sdd, "
                 "angles or offsets (flags or INI)");
   }
+  check_magnification(desc);  // sid and sdd may come from two places
   // ---- projections ---------------------------------------------------------------
   const std::unique_ptr<ad::ProjectionSource> source = open_projections(o);
   const ad::ProjectionSource& folder = *source;
@@ -222,6 +229,12 @@ int run(const Options& o) {
                   std::to_string(folder.height()) + " of the " + raw + " pixels of the projections" + limit);
     }
   }
+  if (const auto* tiff = dynamic_cast<const ad::ProjectionFolder*>(&folder);
+      desc.pixel_size && tiff && !tiff->pitch_disagreement().empty()) {
+    // Not used, but files from two scans in one folder would look so.
+    say("note: " + tiff->pitch_disagreement() + " (not used: the pixel size comes from " +
+        desc.source("detector.pixel_size") + ")");
+  }
   if (!desc.pixel_size) {
     const auto tagged = folder.raw_pixel_size_mm();
     if (!(tagged[0] > 0 && tagged[1] > 0)) {
@@ -233,7 +246,16 @@ int run(const Options& o) {
                                 "YResolution)"
                               : " states none (" + folder.geometry_source() + ")")};
     }
+    // A folder whose files' resolution tags disagree: the pitch taken from
+    // the first would be a guess (docs/DECISIONS.md).
+    if (const auto* tiff = dynamic_cast<const ad::ProjectionFolder*>(&folder);
+        tiff && !tiff->pitch_disagreement().empty()) {
+      throw Failure{kExitInput, tiff->pitch_disagreement() +
+                                    ": the pixel pitch is taken from the resolution tags, which must agree "
+                                    "(give --pixel-size, or detector.pixel_size in an INI, to choose)"};
+    }
     desc.pixel_size = tagged;
+    desc.sources["detector.pixel_size"] = "'" + o.projections + "' (" + folder.geometry_source() + ")";
     say("pixel size: " + fmt("%.6g", tagged[0]) + " x " + fmt("%.6g", tagged[1]) +
         " mm, from " + folder.geometry_source());
   }
@@ -247,6 +269,7 @@ int run(const Options& o) {
     // position of raw pixel (0, 0).
     raw_detector.origin[0] = (*stated)[0];
     raw_detector.origin[1] = (*stated)[1];
+    desc.sources["detector.origin"] = "'" + o.projections + "' (" + folder.geometry_source() + ")";
     say("detector origin: " + fmt("%.6g", (*stated)[0]) + ", " + fmt("%.6g", (*stated)[1]) +
         " mm (raw pixel (0,0)), from " + folder.geometry_source());
   }
@@ -346,16 +369,23 @@ int run(const Options& o) {
   config.precision = o.precision;
   config.num_threads = o.threads;
   config.slab_thickness = o.slab_thickness;
-  if (g_ranks) return g_ranks->run(Job{o, folder, config, have_xml, first_view, t_start, g_signal});
+  GeometryOrigins origins;
+  origins.desc = desc;
+  if (have_xml) {
+    for (const std::string& g : o.geometry_files) {
+      if (ends_with(g, ".xml") || first_non_blank_character(g) == '<') origins.xml_file = g;
+    }
+  }
+  origins.reshaped = o.folder.preprocess.bin_u > 1 || o.folder.preprocess.bin_v > 1 ||
+                     o.folder.preprocess.crop.width > 0 || o.folder.preprocess.crop.height > 0;
+  if (g_ranks) return g_ranks->run(Job{o, folder, config, have_xml, first_view, t_start, g_signal, origins});
   Context lib;
   if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
     // Every value in the configuration came from the options or the input
-    // and was checked above; a value the library still refuses is reported
-    // as a bad option value (2), never as a failed reconstruction (5).
-    const bool refused = s == FDK_ERROR_INVALID_ARGUMENT || s == FDK_ERROR_OUT_OF_RANGE;
-    std::string message = "cannot set up the reconstruction: " + fdk_tools::status_text(s, fdk_last_create_error());
-    if (s == FDK_ERROR_BUDGET) throw Failure{kExitBudget, message + budget_advice(config)};
-    throw Failure{refused ? kExitUsage : kExitReconstruction, message};
+    // and most were checked where they were read; a value the library still
+    // refuses is named by where it came from: 3 a file, 2 a flag, never a
+    // failed reconstruction (5).
+    throw setup_failure(s, fdk_last_create_error(), origins, config);
   }
   fdk_plan_info plan{};
   plan.struct_size = sizeof plan;
@@ -388,13 +418,17 @@ int run(const Options& o) {
   // What the host budget leaves the projections, and whether the scan fits
   // there (the library stores later views as float16 rather than fail, and
   // says so at the end).
+  // Sizes to four figures; budgets as given (budget_text: "1 KiB", not
+  // "0.0009766 MiB" or "1 MiB").
   const auto bytes_text = [](uint64_t bytes) {
     const double b = static_cast<double>(bytes);
     return b >= 1024.0 * 1024 * 1024 ? fmt("%.4g", b / (1024.0 * 1024 * 1024)) + " GiB"
-                                     : fmt("%.4g", b / (1024.0 * 1024)) + " MiB";
+           : b >= 1024.0 * 1024      ? fmt("%.4g", b / (1024.0 * 1024)) + " MiB"
+           : b >= 1024.0             ? fmt("%.4g", b / 1024.0) + " KiB"
+                                     : std::to_string(bytes) + " bytes";
   };
   const bool reduce = plan.store_policy == FDK_STORE_REDUCE_PRECISION;
-  say("store: " + bytes_text(plan.store_limit) + " for the projections (of a " + bytes_text(plan.host_memory_budget) +
+  say("store: " + bytes_text(plan.store_limit) + " for the projections (of a " + budget_text(plan.host_memory_budget) +
       " host budget, --host-memory); " +
       (plan.store_fit == FDK_STORE_FITS
            ? std::string("the scan fits for certain") + (reduce ? " (at worst with some views as float16)" : "")
@@ -416,13 +450,13 @@ int run(const Options& o) {
     say("plan: " +
         (plan.backend == FDK_BACKEND_CUDA
              ? "CUDA on GPU" + std::string(stats.num_devices > 1 ? "s " : " ") + devices + " (" +
-                   bytes_text(plan.gpu_memory_budget) + " budget each), "
+                   budget_text(plan.gpu_memory_budget) + " budget each), "
              : "CPU, ") +
         std::to_string(plan.num_threads) + " threads; projections stored as " +
         (o.precision == FDK_PRECISION_FLOAT16 ? "float16" : "float32") + ", " +
         bytes_text(static_cast<uint64_t>(raw_projection_bytes)) + " as float32; volume " +
         bytes_text(static_cast<uint64_t>(volume_bytes)) + " in " + std::to_string(plan.num_slabs) +
-        " slab" + (plan.num_slabs == 1 ? "" : "s") + "; host budget " + bytes_text(plan.host_memory_budget));
+        " slab" + (plan.num_slabs == 1 ? "" : "s") + "; host budget " + budget_text(plan.host_memory_budget));
     progress_json_plan = "{\"event\":\"plan\",\"backend\":" +
                          fdk_tools::json_string(plan.backend == FDK_BACKEND_CUDA ? "cuda" : "cpu") +
                          ",\"gpus\":[" + devices + "],\"threads\":" + std::to_string(plan.num_threads) +
@@ -465,7 +499,7 @@ int run(const Options& o) {
     throw Failure{kExitBudget, "the host memory budget cannot hold the projections for certain: the " +
                                    std::to_string(count) + " views take " +
                                    bytes_text(static_cast<uint64_t>(raw_projection_bytes)) +
-                                   " as float32 and the budget of " + bytes_text(plan.host_memory_budget) +
+                                   " as float32 and the budget of " + budget_text(plan.host_memory_budget) +
                                    " leaves " + bytes_text(plan.store_limit) + fit + budget_advice(config)};
   }
 

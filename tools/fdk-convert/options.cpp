@@ -162,9 +162,11 @@ Exit codes:
   2  bad command line or option value (also: an earlier result in
      OUTPUT_DIR without --force; an output that would replace or join an
      input, --force or not; geometry not given: no --sid/--sdd/--pixel-size
-     where needed)
+     where needed; a flag's value the library refuses, naming the flag)
   3  unusable input: projections, dark/flat, bad-pixel map, a geometry file
-     (missing, unreadable, malformed, or contradicting the projections)
+     or --like header (missing, unreadable, malformed, contradicting the
+     projections, or a value the library refuses: named by file and key
+     or line)
   4  output cannot be written (folder, permissions, full disk), or stdout
      closed by its reader (e.g. --progress json | head -1)
   5  the reconstruction failed (library error: backend unavailable, device,

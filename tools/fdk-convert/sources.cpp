@@ -33,9 +33,15 @@ std::unique_ptr<ad::ProjectionSource> open_projections(const Options& o) {
   };
   so.other_mask = [](const std::string& path, int w, int h) { return ad::load_bad_pixel_map(path, w, h); };
   if (o.raw.given) {
+    // A raw file has no header: its messages name the options that gave
+    // the layout, as they were given.
+    const std::string layout = "--raw " + std::to_string(o.raw.width) + "," + std::to_string(o.raw.height) + "," +
+                               std::to_string(o.raw.frames) + " --raw-type " + ad::sample_type_name(o.raw.type) +
+                               " --raw-offset " + std::to_string(o.raw.offset) + " --raw-endian " +
+                               (o.raw.big_endian ? "big" : "little");
     return std::make_unique<ad::ImageStack>(
         ad::raw_stack_header(o.projections, o.raw.width, o.raw.height, o.raw.frames, o.raw.type,
-                             o.raw.offset, o.raw.big_endian),
+                             o.raw.offset, o.raw.big_endian, layout),
         so);
   }
   if (ad::is_directory(o.projections)) {

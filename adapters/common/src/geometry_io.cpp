@@ -12,6 +12,7 @@
 
 #include "fdk/adapters/error.hpp"
 #include "fdk/adapters/files.hpp"
+#include "fdk/adapters/value_ranges.hpp"
 #include "xml_reader.hpp"
 
 namespace fdk {
@@ -39,7 +40,7 @@ void reject_nul_bytes(const std::string& text, const std::string& where_file) {
 
 // Angles beyond this are refused as the library refuses them (the step
 // between views would be lost to rounding); no scanner turns so far.
-constexpr double kMaxAngleDeg = 1e6;
+constexpr double kMaxAngleDeg = ranges::kMaxAngleDeg;
 
 bool iequals(const std::string& a, const char* b) {
   const size_t n = std::strlen(b);
@@ -265,6 +266,17 @@ std::vector<fdk_view> parse_rtk_geometry(const std::string& xml, const std::stri
     if (angle && std::fabs(v) > kMaxAngleDeg) {
       err(n.line, "<" + n.name + "> " + number(v) + " degrees: it must lie within [-1e6, 1e6]");
     }
+    // The library's ranges (fdk.h), checked here so that the message names
+    // the file, the line and the element. A distance of 0 is left to the
+    // view's check below, which says what 0 means (missing, or parallel).
+    if ((k == 1 || k == 2) && v != 0.0 && !ranges::distance_ok(v)) {
+      err(n.line, "<" + n.name + "> " + number(v) + " mm: it must lie within " +
+                      ranges::kDistanceText + " (the library's range)");
+    }
+    if (k >= 3 && k <= 6 && !ranges::coordinate_ok(v)) {
+      err(n.line, "<" + n.name + "> " + number(v) + " mm: it must lie within " +
+                      ranges::kCoordinateText + " (the library's range)");
+    }
     cur.values[k] = v;
   };
   for (size_t child : top.children) {
@@ -286,6 +298,11 @@ std::vector<fdk_view> parse_rtk_geometry(const std::string& xml, const std::stri
                                           "geometry, not supported) or missing"
                                         : ": SourceToDetectorDistance must be > 0"));
     }
+    if (!ranges::magnification_ok(v.sid, v.sdd)) {
+      err(n.line, which + ": SourceToDetectorDistance / SourceToIsocenterDistance is " +
+                      number(v.sdd) + " / " + number(v.sid) + ": the magnification must lie within " +
+                      ranges::kMagnificationText + " (the library's range)");
+    }
     if (has_matrix) {
       const std::array<double, 12> m = rtk_matrix(v);
       for (size_t e = 0; e < 12; ++e) {
@@ -300,6 +317,21 @@ std::vector<fdk_view> parse_rtk_geometry(const std::string& xml, const std::stri
     views.push_back(v);
   }
   if (views.empty()) err(top.line, "no <Projection> element");
+  // Views that all share one gantry angle (repeated exposures, or a file
+  // whose angles were lost) cover no arc: nothing can be reconstructed.
+  // The library would refuse the scan as a field of its configuration;
+  // here the file says it.
+  if (views.size() > 1) {
+    bool one_angle = true;
+    for (const fdk_view& v : views) {
+      if (normalise_degrees(v.gantry_angle_deg) != normalise_degrees(views[0].gantry_angle_deg)) one_angle = false;
+    }
+    if (one_angle) {
+      err(top.line, "all " + std::to_string(views.size()) + " projections have GantryAngle " +
+                        number(views[0].gantry_angle_deg) +
+                        ": a scan needs views at several angles (were the angles lost?)");
+    }
+  }
   return views;
 }
 
@@ -382,6 +414,13 @@ void ScanDescription::merge(const ScanDescription& o) {
   FDK_MERGE(volume_spacing);
   FDK_MERGE(volume_origin);
 #undef FDK_MERGE
+  // Only set fields have a source, so the sources follow the values.
+  for (const auto& kv : o.sources) sources[kv.first] = kv.second;
+}
+
+std::string ScanDescription::source(const std::string& key) const {
+  const auto it = sources.find(key);
+  return it == sources.end() ? std::string() : it->second;
 }
 
 bool ScanDescription::set(const std::string& raw_key, const std::string& value,
@@ -408,6 +447,13 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
       if (!(x > 0.0)) bad("must be > 0");
     }
   };
+  // The library's ranges (fdk.h), so that a refused value names this key
+  // and its file and line (or its flag) rather than a field of the library.
+  auto within = [&](bool (*ok)(double), const char* range) {
+    for (double x : v) {
+      if (!ok(x)) bad(std::string("must lie within ") + range + " mm (the library's range)");
+    }
+  };
   auto within_angle_limit = [&]() {
     for (double x : v) {
       if (std::fabs(x) > kMaxAngleDeg) bad("must lie within [-1e6, 1e6] degrees");
@@ -423,6 +469,7 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
   if (key == "scan.sid" || key == "scan.sdd") {
     numbers(1, 1);
     positive();
+    within(ranges::distance_ok, ranges::kDistanceText);
     (key == "scan.sid" ? sid : sdd) = v[0];
   } else if (key == "scan.start_angle") {
     numbers(1, 1);
@@ -454,14 +501,18 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
     else bad("expected ccw (+1) or cw (-1)");
   } else if (key == "scan.projection_offset" || key == "scan.source_offset") {
     numbers(2, 2);
+    within(ranges::coordinate_ok, ranges::kCoordinateText);
     (key == "scan.projection_offset" ? projection_offset : source_offset) =
         std::array<double, 2>{v[0], v[1]};
   } else if (key == "detector.pixel_size" || key == "scan.pixel_size") {
     numbers(1, 2);
     positive();
+    within(ranges::spacing_ok, ranges::kSpacingText);
+    key = "detector.pixel_size";
     pixel_size = std::array<double, 2>{v[0], v.size() > 1 ? v[1] : v[0]};
   } else if (key == "detector.origin") {
     numbers(2, 2);
+    within(ranges::coordinate_ok, ranges::kCoordinateText);
     detector_origin = std::array<double, 2>{v[0], v[1]};
   } else if (key == "detector.size") {
     numbers(2, 2);
@@ -476,14 +527,18 @@ bool ScanDescription::set(const std::string& raw_key, const std::string& value,
     numbers(1, 3);
     if (v.size() == 2) bad("expected 1 or 3 numbers");
     positive();
+    within(ranges::spacing_ok, ranges::kSpacingText);
     volume_spacing = v.size() == 1 ? std::array<double, 3>{v[0], v[0], v[0]}
                                    : std::array<double, 3>{v[0], v[1], v[2]};
   } else if (key == "volume.origin") {
     numbers(3, 3);
+    within(ranges::coordinate_ok, ranges::kCoordinateText);
     volume_origin = std::array<double, 3>{v[0], v[1], v[2]};
   } else {
     return false;
   }
+  // A flag names itself; a file's line gets the key it set.
+  sources[key] = where.compare(0, 2, "--") == 0 ? where : where + ", " + trim(raw_key);
   return true;
 }
 

@@ -241,6 +241,7 @@ ImageStack::ImageStack(const StackHeader& header, const ImageStackOptions& optio
                "physical x and y axes are read");
     }
   }
+  check_detector_geometry(h);
   impl_->reader = std::make_unique<StackFrameReader>(header);
   const FrameLoader frames = [&](const std::string& path, FrameAverager* avg) {
     if (is_stack_path(path)) return load_stack_frames(path, avg);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "fdk/adapters/error.hpp"
 #include "fdk/adapters/files.hpp"
 #include "fdk/adapters/image_stack.hpp"
+#include "fdk/adapters/value_ranges.hpp"
 
 namespace fdk {
 namespace adapters {
@@ -31,6 +33,16 @@ std::string trim(const std::string& s) {
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return s.substr(b, e - b);
+}
+
+// The shortest text that reads back as `v` ("1e+308", "0.2").
+std::string number_text(double v) {
+  char b[40];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    if (std::strtod(b, nullptr) == v) break;
+  }
+  return b;
 }
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -117,9 +129,25 @@ void refuse_file_lists(const std::string& name, const Where& w) {
   }
 }
 
-void check_sizes(const StackHeader& h, const Where& w) {
+// What the header is read for: the limits differ. A projection stack's
+// frame is read into memory whole (at most 2^28 pixels, 2^24 frames); a
+// --like volume grid is never read, only its size taken, which must be
+// within the library's volume limits (65536 per axis).
+enum class Purpose { kProjections, kVolumeGrid };
+
+void check_sizes(const StackHeader& h, const Where& w, Purpose purpose = Purpose::kProjections) {
   for (int a = 0; a < 3; ++a) {
     if (h.size[a] < 1) w.bad("a size is below 1");
+  }
+  if (purpose == Purpose::kVolumeGrid) {
+    for (int a = 0; a < 3; ++a) {
+      if (h.size[a] > ranges::kMaxExtent) {
+        w.bad(std::to_string(h.size[a]) + " voxels along axis " + std::to_string(a) +
+              ": a volume has at most " + std::to_string(ranges::kMaxExtent) +
+              " voxels per axis (the library's limit)");
+      }
+    }
+    return;
   }
   if (h.frame_samples() > kMaxStackFramePixels) {
     w.bad(std::to_string(h.size[0]) + " x " + std::to_string(h.size[1]) +
@@ -150,7 +178,7 @@ void set_element_type(const std::string& v, StackHeader* h, const Where& w) {
                 "MET_SHORT, MET_UINT, MET_INT, MET_FLOAT, MET_DOUBLE are)");
 }
 
-StackHeader parse_metaimage(const std::string& head, const std::string& path) {
+StackHeader parse_metaimage(const std::string& head, const std::string& path, Purpose purpose) {
   StackHeader h;
   h.header_path = path;
   h.format = "MetaImage";
@@ -249,7 +277,8 @@ StackHeader parse_metaimage(const std::string& head, const std::string& path) {
       ws.bad("expected " + std::to_string(h.dims) + " sizes, got '" + size_text + "'");
     }
     for (int a = 0; a < h.dims; ++a) h.size[a] = to_int(v[static_cast<size_t>(a)], ws, 1, INT32_MAX);
-    check_sizes(h, ws);
+    check_sizes(h, ws, purpose);
+    h.size_key = "DimSize";
   }
   const size_t n = static_cast<size_t>(h.dims);
   if (!have_spacing && !element_size_text.empty()) {
@@ -264,11 +293,13 @@ StackHeader parse_metaimage(const std::string& head, const std::string& path) {
       h.spacing[a] = s[a];
     }
     h.has_spacing = true;
+    h.spacing_key = ws.key;
   }
   if (!origin_text.empty()) {
     const auto o = reals(origin_text, n, Where{path, origin_key});
     for (size_t a = 0; a < n; ++a) h.origin[a] = o[a];
     h.has_origin = true;
+    h.origin_key = origin_key;
   }
   if (!matrix_text.empty()) {
     const auto m = reals(matrix_text, n * n, Where{path, matrix_key});
@@ -350,7 +381,7 @@ std::vector<std::string> nrrd_vectors(const std::string& value) {
   return out;
 }
 
-StackHeader parse_nrrd(const std::string& head, const std::string& path) {
+StackHeader parse_nrrd(const std::string& head, const std::string& path, Purpose purpose) {
   StackHeader h;
   h.header_path = path;
   h.format = "NRRD";
@@ -454,7 +485,8 @@ StackHeader parse_nrrd(const std::string& head, const std::string& path) {
     const auto v = words(sizes);
     if (v.size() != n) w.bad("expected " + std::to_string(n) + " sizes, got '" + sizes + "'");
     for (size_t a = 0; a < n; ++a) h.size[a] = to_int(v[a], w, 1, INT32_MAX);
-    check_sizes(h, w);
+    check_sizes(h, w, purpose);
+    h.size_key = "'sizes'";
   }
   if (!kinds.empty()) {
     const Where w{path, "'kinds'"};
@@ -502,6 +534,7 @@ StackHeader parse_nrrd(const std::string& head, const std::string& path) {
       h.spacing[a] = norm;
     }
     h.has_spacing = h.has_direction = true;
+    h.spacing_key = w.key;
   } else if (!spacings.empty()) {
     const Where w{path, "'spacings'"};
     const auto s = reals(spacings, n, w, true);
@@ -514,6 +547,7 @@ StackHeader parse_nrrd(const std::string& head, const std::string& path) {
       h.spacing[a] = s[a];
     }
     h.has_spacing = true;
+    h.spacing_key = w.key;
   }
   if (!origin.empty()) {
     const Where w{path, "'space origin'"};
@@ -521,6 +555,7 @@ StackHeader parse_nrrd(const std::string& head, const std::string& path) {
     if (o.empty()) w.bad("'none'");
     for (size_t b = 0; b < o.size(); ++b) h.origin[b] = sign[b] * o[b];
     h.has_origin = true;
+    h.origin_key = w.key;
   }
   if (detached) {
     h.file_skip = byte_skip;
@@ -552,6 +587,9 @@ void check_data_file(StackHeader* h) {
   const std::string name = h->data_path == h->header_path
                                ? "'" + h->data_path + "'"
                                : "'" + h->data_path + "' (the data file of '" + h->header_path + "')";
+  // A raw file has no header: its layout came from the caller (the tool's
+  // --raw options), and the message names that instead.
+  const std::string its_header = h->layout_name.empty() ? "its header" : h->layout_name;
   const uint64_t size = file_size_of(h->data_path, name);
   if (h->compressed) {
     if (static_cast<uint64_t>(h->file_skip) >= size) {
@@ -565,7 +603,7 @@ void check_data_file(StackHeader* h) {
     if (want / 1032 > stream + 64) {
       fail(ErrorKind::kInput, name + " holds " + std::to_string(stream) +
                                   " bytes of compressed data, which cannot expand to the " +
-                                  std::to_string(want) + " bytes its header describes");
+                                  std::to_string(want) + " bytes " + its_header + " describes");
     }
     return;
   }
@@ -574,16 +612,17 @@ void check_data_file(StackHeader* h) {
   if (h->file_skip < 0) {
     if (need > size) {
       fail(ErrorKind::kInput, name + " is " + std::to_string(size) + " bytes, less than the " +
-                                  std::to_string(need) + " its header describes");
+                                  std::to_string(need) + " " + its_header + " describes");
     }
     h->file_skip = static_cast<int64_t>(size - need);
     return;
   }
   const uint64_t skip = static_cast<uint64_t>(h->file_skip);
   if (skip > size || size - skip < need) {
-    fail(ErrorKind::kInput, name + " is " + std::to_string(size) + " bytes but its header describes " +
-                                std::to_string(need) + " bytes of samples after " +
-                                std::to_string(skip) + ": the file is truncated or the header wrong");
+    fail(ErrorKind::kInput, name + " is " + std::to_string(size) + " bytes but " + its_header +
+                                " describes " + std::to_string(need) + " bytes of samples after " +
+                                std::to_string(skip) + ": the file is truncated or " +
+                                (h->layout_name.empty() ? "the header wrong" : "the layout wrong"));
   }
 }
 
@@ -606,22 +645,30 @@ bool parse_sample_type(const std::string& name, SampleType* type) {
   return false;
 }
 
-StackHeader parse_stack_header(const std::string& head, const std::string& path) {
-  if (ends_with(path, ".nrrd") || ends_with(path, ".nhdr")) return parse_nrrd(head, path);
-  if (ends_with(path, ".mha") || ends_with(path, ".mhd")) return parse_metaimage(head, path);
+namespace {
+
+StackHeader parse_header_for(const std::string& head, const std::string& path, Purpose purpose) {
+  if (ends_with(path, ".nrrd") || ends_with(path, ".nhdr")) return parse_nrrd(head, path, purpose);
+  if (ends_with(path, ".mha") || ends_with(path, ".mhd")) return parse_metaimage(head, path, purpose);
   fail(ErrorKind::kUnsupported, "'" + path + "' is not a MetaImage (.mha, .mhd) or NRRD (.nrrd, .nhdr) file");
+}
+
+}  // namespace
+
+StackHeader parse_stack_header(const std::string& head, const std::string& path) {
+  return parse_header_for(head, path, Purpose::kProjections);
 }
 
 namespace {
 
-StackHeader read_header_only(const std::string& path) {
+StackHeader read_header_only(const std::string& path, Purpose purpose = Purpose::kProjections) {
   require_readable_file(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(ErrorKind::kInput, "'" + path + "' cannot be opened");
   std::string head(kMaxHeaderBytes, '\0');
   f.read(&head[0], static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(f.gcount()));
-  return parse_stack_header(head, path);
+  return parse_header_for(head, path, purpose);
 }
 
 }  // namespace
@@ -633,7 +680,7 @@ StackHeader read_stack_header(const std::string& path) {
 }
 
 fdk_volume read_volume_grid(const std::string& path) {
-  const StackHeader h = read_header_only(path);
+  const StackHeader h = read_header_only(path, Purpose::kVolumeGrid);
   const std::string key = h.format == "NRRD" ? "space directions" : "TransformMatrix";
   if (h.dims != 3) {
     fail(ErrorKind::kUnsupported, "'" + path + "' is a 2D image, not a volume");
@@ -657,32 +704,66 @@ fdk_volume read_volume_grid(const std::string& path) {
                "direction, or a permutation of the axes, is read)");
     }
     taken[axis] = true;
-    if (h.size[a] > 65536) {
-      fail(ErrorKind::kInput, "'" + path + "': " + std::to_string(h.size[a]) +
-                                  " voxels along an axis (at most 65536)");
+    // The library's volume ranges (fdk.h), named by the header's key: the
+    // library itself could only name "volume x spacing".
+    if (h.has_spacing && !ranges::spacing_ok(h.spacing[a])) {
+      Where{path, h.spacing_key}.bad(number_text(h.spacing[a]) + " mm along axis " + std::to_string(a) +
+                                     ": a voxel size must lie within " + ranges::kSpacingText +
+                                     " mm (the library's range)");
     }
     v.size[axis] = static_cast<int32_t>(h.size[a]);
     v.spacing[axis] = h.spacing[a];
   }
-  for (int b = 0; b < 3; ++b) v.origin[b] = h.origin[b];
+  for (int b = 0; b < 3; ++b) {
+    if (h.has_origin && !ranges::coordinate_ok(h.origin[b])) {
+      Where{path, h.origin_key}.bad(number_text(h.origin[b]) + " mm along " + std::string(1, "xyz"[b]) +
+                                    ": a volume origin must lie within " + ranges::kCoordinateText +
+                                    " mm (the library's range)");
+    }
+    v.origin[b] = h.origin[b];
+  }
   return v;
+}
+
+void check_detector_geometry(const StackHeader& h) {
+  for (int a = 0; a < 2; ++a) {
+    const char* axis = a == 0 ? "u" : "v";
+    if (h.has_spacing && !ranges::spacing_ok(h.spacing[a])) {
+      Where{h.header_path, h.spacing_key}.bad(
+          number_text(h.spacing[a]) + " mm along " + axis + ": the detector pitch must lie within " +
+          ranges::kSpacingText + " mm (the library's range)");
+    }
+    if (h.has_origin && !ranges::coordinate_ok(h.origin[a])) {
+      Where{h.header_path, h.origin_key}.bad(
+          number_text(h.origin[a]) + " mm along " + axis + ": the detector origin must lie within " +
+          ranges::kCoordinateText + " mm (the library's range)");
+    }
+  }
 }
 
 StackHeader raw_stack_header(const std::string& path, int64_t width, int64_t height,
                              int64_t frames, SampleType type, uint64_t header_bytes,
-                             bool big_endian) {
+                             bool big_endian, const std::string& layout_name) {
   require_readable_file(path);
   StackHeader h;
   h.header_path = h.data_path = path;
   h.format = "raw";
+  h.layout_name = layout_name.empty() ? "the raw layout" : layout_name;
   h.size = {{width, height, frames}};
   h.type = type;
   h.big_endian = big_endian;
   if (header_bytes > static_cast<uint64_t>(INT64_MAX)) {
-    fail(ErrorKind::kInvalidArgument, "'" + path + "': a header of " + std::to_string(header_bytes) + " bytes");
+    fail(ErrorKind::kInvalidArgument, "'" + path + "': " + h.layout_name + ": a header of " +
+                                          std::to_string(header_bytes) + " bytes");
   }
   h.file_skip = static_cast<int64_t>(header_bytes);
-  check_sizes(h, Where{path, "the raw layout"});
+  // The layout is the caller's (not the file's): beyond the reader's limits
+  // it is a bad argument, named as the caller named it.
+  try {
+    check_sizes(h, Where{path, h.layout_name});
+  } catch (const Error& e) {
+    fail(ErrorKind::kInvalidArgument, e.what());
+  }
   check_data_file(&h);
   return h;
 }

@@ -2,6 +2,8 @@
 #include "fdk/adapters/projection_folder.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "fdk/adapters/error.hpp"
 #include "fdk/adapters/files.hpp"
@@ -21,6 +23,17 @@ std::string describe_info(const TiffPageInfo& i) {
          sample_type_name(i.type);
 }
 
+// Two pitches from resolution tags agree when they differ by no more than
+// the tags' float precision (a rational written by one program reads back
+// the same; 1e-6 relative leaves room for another program's rounding).
+bool same_pitch(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(a, b); }
+
+std::string pitch_text(const TiffPageInfo& i) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g x %.6g mm", i.pixel_size_x_mm, i.pixel_size_y_mm);
+  return b;
+}
+
 std::string canonical(const std::string& p) {
   std::string out = p;
   while (out.size() > 1 && out.back() == '/') out.pop_back();
@@ -35,6 +48,7 @@ struct ProjectionFolder::Impl {
   std::vector<int> pages_per_file;
   std::vector<PageRef> index;
   TiffPageInfo info;
+  std::string pitch_disagreement;
   bool raw = false;
   int dark_frames = 0, flat_frames = 0;
   std::unique_ptr<Preprocessor> pre;
@@ -132,6 +146,18 @@ ProjectionFolder::ProjectionFolder(const std::string& folder,
                                     " is " + describe_info(s.info) +
                                     ": all projections must share one size and sample type");
       }
+      // The pitch is taken from the first page: one that states another
+      // is remembered (the first such) for the caller to refuse or report.
+      // A page without resolution tags states nothing and disagrees with
+      // nothing.
+      const bool states = info.pixel_size_x_mm > 0 && info.pixel_size_y_mm > 0;
+      const bool first_states = s.info.pixel_size_x_mm > 0 && s.info.pixel_size_y_mm > 0;
+      if (!s.index.empty() && states && first_states && s.pitch_disagreement.empty() &&
+          !(same_pitch(info.pixel_size_x_mm, s.info.pixel_size_x_mm) &&
+            same_pitch(info.pixel_size_y_mm, s.info.pixel_size_y_mm))) {
+        s.pitch_disagreement = here + "'s resolution tags give a pixel pitch of " + pitch_text(info) +
+                               " but " + first_name + "'s give " + pitch_text(s.info);
+      }
       s.index.push_back(PageRef{static_cast<int>(f), p});
     }
     s.pages_per_file.push_back(pages);
@@ -165,6 +191,7 @@ int ProjectionFolder::dark_frames() const { return impl_->dark_frames; }
 int ProjectionFolder::flat_frames() const { return impl_->flat_frames; }
 const Preprocessor& ProjectionFolder::preprocessor() const { return *impl_->pre; }
 const std::vector<std::string>& ProjectionFolder::files() const { return impl_->files; }
+const std::string& ProjectionFolder::pitch_disagreement() const { return impl_->pitch_disagreement; }
 
 std::string ProjectionFolder::describe(int index) const {
   if (index < 0 || index >= count()) return "projection " + std::to_string(index);

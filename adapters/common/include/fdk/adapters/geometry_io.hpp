@@ -14,6 +14,7 @@
 #define FDK_ADAPTERS_GEOMETRY_IO_HPP
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,7 +34,10 @@ namespace adapters {
 // "Angle" is read as GantryAngle, and angles are in degrees. A <Matrix>
 // is information: when present it must agree with the parameters to 0.001,
 // as RTK requires. Collimation elements are ignored; a non-zero
-// RadiusCylindricalDetector is refused (flat panels only).
+// RadiusCylindricalDetector is refused (flat panels only). A value outside
+// the library's ranges (fdk.h: distances, offsets, angles, SDD / SID) is
+// refused here, naming the file, the line and the element, rather than by
+// fdk_create, which cannot name them.
 std::vector<fdk_view> parse_rtk_geometry(const std::string& xml,
                                          const std::string& name);
 std::vector<fdk_view> read_rtk_geometry(const std::string& path);
@@ -67,9 +71,11 @@ std::array<double, 12> rtk_matrix(const fdk_view& view);
 //   volume.size = NX NY NZ, volume.spacing = S | SX SY SZ,
 //   volume.origin = X Y Z              centre of voxel (0, 0, 0)
 // '#' and ';' start comments; unknown keys and bad values are errors, and so
-// are values the library would refuse: angles beyond [-1e6, 1e6] degrees, an
-// arc outside (0, 360], volume sizes beyond 65536 and detector sizes outside
-// [2, 65536] per axis. A NUL byte anywhere refuses the file (both parsers),
+// are values the library would refuse (fdk.h's ranges, value_ranges.hpp):
+// angles beyond [-1e6, 1e6] degrees, an arc outside (0, 360], sid and sdd
+// outside [1e-6, 1e9], pixel and voxel sizes outside [1e-6, 1e6], offsets
+// and origins beyond [-1e9, 1e9], volume sizes beyond 65536 and detector
+// sizes outside [2, 65536] per axis. A NUL byte anywhere refuses the file (both parsers),
 // naming its line and byte offset.
 struct ScanDescription {
   std::optional<double> sid, sdd, start_angle, arc, in_plane_angle, out_of_plane_angle;
@@ -81,8 +87,16 @@ struct ScanDescription {
   std::optional<std::array<int, 3>> volume_size;
   std::optional<std::array<double, 3>> volume_spacing, volume_origin;
 
-  // Every value set in `over` replaces this one's.
+  // Where each set value came from, by key ("scan.sid" -> "'scan.ini'
+  // line 4" or "--sid"; "volume.size" -> "'v.mha' (--like), DimSize"):
+  // messages about a value the library refuses name what the user gave.
+  // set() records it; a caller that fills a field itself may too.
+  std::map<std::string, std::string> sources;
+
+  // Every value set in `over` replaces this one's (and its source).
   void merge(const ScanDescription& over);
+  // The source of `key`, "" when unknown or unset.
+  std::string source(const std::string& key) const;
   // Sets one key from its text value ("scan.sid", "1000"); false for an
   // unknown key; throws Error(kInvalidArgument) for a bad value, naming
   // `where` ("scan.ini line 4" or "--sid").

@@ -52,6 +52,14 @@ struct StackHeader {
   bool has_spacing = false, has_origin = false, has_direction = false;
   std::array<double, 3> spacing{{1, 1, 1}}, origin{{0, 0, 0}};
   std::array<std::array<double, 3>, 3> direction{{{{1, 0, 0}}, {{0, 1, 0}}, {{0, 0, 1}}}};
+  // Where the size, spacing and origin came from (the header's keys:
+  // "DimSize", "ElementSpacing", "'space origin'", ...), so that a value
+  // refused later still names its key.
+  std::string size_key, spacing_key, origin_key;
+  // A raw file's layout as the caller gave it ("--raw 512,512,360
+  // --raw-type uint16 ..."): a raw file has no header, so messages name
+  // this instead of "its header". Empty for MetaImage and NRRD.
+  std::string layout_name;
 
   uint64_t frame_samples() const { return static_cast<uint64_t>(size[0]) * size[1]; }
   uint64_t frame_bytes() const { return frame_samples() * sample_bytes(type); }
@@ -75,13 +83,24 @@ StackHeader read_stack_header(const std::string& path);
 // spacing and origin along the physical x, y, z axes, from the header alone
 // (the data file need not exist). A direction matrix that permutes the
 // axes (fdk's own MetaImage writes x, z, y) is followed; one that flips or
-// rotates them is refused naming the key (Error(kUnsupported)).
+// rotates them is refused naming the key (Error(kUnsupported)). The
+// limits are a volume's, not a projection frame's: 1 to 65536 voxels per
+// axis (DimSize / sizes), voxel sizes within [1e-6, 1e6] and the origin
+// within [-1e9, 1e9] mm (fdk.h), else Error(kInput) naming the key.
 fdk_volume read_volume_grid(const std::string& path);
+// The stated detector pitch (first two spacings) and origin (first two
+// origin values) within the library's ranges (fdk.h: [1e-6, 1e6] and
+// [-1e9, 1e9] mm); else Error(kInput) naming the file and the key. Checked
+// even when a flag overrides them: a header stating such values is damaged.
+void check_detector_geometry(const StackHeader& header);
 // A raw file of `frames` frames of width x height samples after
 // `header_bytes` bytes, checked against the file's length as above.
+// `layout_name` is how the caller gave the layout (fdk-convert: "--raw
+// W,H,N --raw-type T ..."): messages name it, since a raw file has no
+// header. Sizes beyond the reader's limits are Error(kInvalidArgument).
 StackHeader raw_stack_header(const std::string& path, int64_t width, int64_t height,
                              int64_t frames, SampleType type, uint64_t header_bytes,
-                             bool big_endian);
+                             bool big_endian, const std::string& layout_name = "");
 // "uint16", "float32", ... (as sample_type_name) to a type; false if unknown.
 bool parse_sample_type(const std::string& name, SampleType* type);
 

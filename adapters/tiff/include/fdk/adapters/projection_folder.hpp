@@ -57,6 +57,13 @@ class ProjectionFolder : public ProjectionSource {
   // in millimetres ({0, 0} when it has none).
   std::array<double, 2> raw_pixel_size_mm() const override;
   std::string geometry_source() const override { return "the TIFF resolution tags"; }
+  // "" when every page that has resolution tags states the first page's
+  // pitch; else names the first page that disagrees and both pitches
+  // ("'d/p07.tif''s resolution tags give a pixel pitch of 0.2 x 0.2 mm but
+  // 'd/p00.tif''s give 0.1 x 0.1 mm"). The folder still opens: whether
+  // that is an error depends on whether the pitch is taken from the tags
+  // (fdk-convert refuses it then, and notes it when a flag overrides).
+  const std::string& pitch_disagreement() const;
   bool raw() const override;         // frames are intensities (-log applied)
   int dark_frames() const override;  // frames averaged (0 = none)
   int flat_frames() const override;
