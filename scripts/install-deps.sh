@@ -8,13 +8,15 @@ set -euo pipefail
 # python3-tifffile and python3-numpy: tests/adapters/check_outputs_python.py
 # (fdk-convert's outputs as tifffile reads them), which skips without them.
 # python3-pytest and python3-mypy (with python3-numpy): the Python binding's tests
-# (bindings/python/tests).
+# (bindings/python/tests); python3-matplotlib and python3-tqdm for its
+# notebook tests (examples/orthogonal_slices.py, progress=tqdm), which skip
+# without them.
 # zlib1g-dev and libhdf5-dev: compressed MetaImage/NRRD and HDF5 projection
 # stacks (both optional in the build).
 # libopenmpi-dev and openmpi-bin: libfdk_mpi and its tests under mpirun
 # (optional in the build).
 packages=(cmake ninja-build pkg-config g++ libzstd-dev libkissfft-dev libgtest-dev libpng-dev libtiff-dev
-  zlib1g-dev libhdf5-dev python3-tifffile python3-numpy python3-pytest python3-mypy libopenmpi-dev openmpi-bin "$@")
+  zlib1g-dev libhdf5-dev python3-tifffile python3-numpy python3-pytest python3-mypy python3-matplotlib python3-tqdm libopenmpi-dev openmpi-bin "$@")
 
 missing=()
 for package in "${packages[@]}"; do

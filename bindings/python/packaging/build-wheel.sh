@@ -4,13 +4,17 @@
 #
 #   build-wheel.sh LIBFDK OUTDIR
 #
-#   1. a temporary copy of bindings/python, with LIBFDK and the non-base
-#      libraries it needs staged into src/fdk_ct/_lib/ by
-#      bindings/csharp/packaging/native.sh (RUNPATH $ORIGIN, then checked);
-#   2. VERSION = fdk_version() of LIBFDK, which must equal fdk.h's (and
-#      fdk_ct.__version__ where __init__.py writes it out);
-#   3. setuptools builds py3-none-linux_x86_64 in a build venv (pinned tools
-#      from PyPI: build-requirements.txt);
+#   1. LIBFDK and the non-base libraries it needs staged into a temporary
+#      folder by bindings/csharp/packaging/native.sh (RUNPATH $ORIGIN, then
+#      checked);
+#   2. fdk_version() of LIBFDK must equal fdk.h's macros, the top-level
+#      CMakeLists.txt's project version (which names the wheel: pyproject.toml)
+#      and fdk_ct.__version__ where __init__.py writes it out;
+#   3. scikit-build-core (the package's build backend) builds
+#      py3-none-linux_x86_64 in a build venv (pinned tools from PyPI:
+#      build-requirements.txt) with FDK_CT_PREBUILT_LIB_DIR set to that
+#      folder: native/CMakeLists.txt then packages its files as fdk_ct/_lib/
+#      and compiles nothing;
 #   4. `auditwheel show` names the tag the symbol versions allow (glibc and
 #      libstdc++: manylinux_2_35_x86_64 for a Debian 12 build);
 #      `auditwheel repair --plat` with that tag grafts what manylinux does not
@@ -21,9 +25,10 @@
 # The code of LIBFDK is not changed; only its dynamic section is (RUNPATH,
 # and the grafted libzstd's name). The last line printed is
 # "build-wheel.sh: wrote PATH".
-# Needs python3 with venv (Debian: python3-venv), patchelf, binutils.
+# Needs python3 with venv (Debian: python3-venv), cmake >= 3.25, patchelf,
+# binutils.
 set -euo pipefail
-[ $# -eq 2 ] || { sed -n '2,24p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,31p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 die() { echo "build-wheel.sh: $*" >&2; exit 1; }
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -46,6 +51,9 @@ PY
 header="$(sed -n 's/^#define FDK_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
   "$root/capi/include/fdk/fdk.h" | paste -sd.)"
 [ "$version" = "$header" ] || die "$libfdk is version $version, fdk.h says $header"
+# The wheel's version (pyproject.toml reads it from the same line).
+project="$(sed -n 's/^project(fdk VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")"
+[ "$version" = "$project" ] || die "$libfdk is version $version, CMakeLists.txt says $project"
 # fdk_ct.__version__, where the package writes it out, must say the same.
 init="$package/src/fdk_ct/__init__.py"
 written="$(sed -n 's/^__version__ *= *"\(.*\)".*/\1/p' "$init")"
@@ -56,24 +64,19 @@ echo "build-wheel.sh: fdk-ct $version from $libfdk"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-copy="$work/fdk-ct"
-mkdir -p "$copy"
-# -L: LICENSE is a link to the project's; the copy holds the file.
-cp -L "$package/pyproject.toml" "$package/setup.py" "$package/README.md" "$package/LICENSE" "$copy/"
-cp -r "$package/src" "$copy/src"
-rm -rf "$copy/src/fdk_ct/_lib"
-find "$copy/src" -name __pycache__ -prune -exec rm -rf {} +
-echo "$version" > "$copy/VERSION"
-bash "$root/bindings/csharp/packaging/native.sh" stage "$libfdk" "$copy/src/fdk_ct/_lib"
-bash "$root/bindings/csharp/packaging/native.sh" check "$copy/src/fdk_ct/_lib"
+staged="$work/lib"
+bash "$root/bindings/csharp/packaging/native.sh" stage "$libfdk" "$staged"
+bash "$root/bindings/csharp/packaging/native.sh" check "$staged"
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   -r "$here/build-requirements.txt"
 
-# No build isolation: the pinned setuptools of the venv builds it.
+# No build isolation: the pinned scikit-build-core of the venv builds it,
+# from the package folder itself (its build folder is a temporary one).
 "$work/venv/bin/python" -m pip wheel --quiet --disable-pip-version-check \
-  --no-deps --no-build-isolation --wheel-dir "$work/dist" "$copy"
+  --no-deps --no-build-isolation --wheel-dir "$work/dist" \
+  --config-settings=cmake.define.FDK_CT_PREBUILT_LIB_DIR="$staged" "$package"
 shopt -s nullglob
 built=("$work/dist"/fdk_ct-"$version"-py3-none-linux_*.whl)
 [ ${#built[@]} -eq 1 ] || die "expected one py3-none-linux_* wheel, got: $(ls "$work/dist")"

@@ -13,9 +13,24 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+# The sources (src/), as ctest runs the suite; with FDK_TEST_INSTALLED=1 the
+# fdk_ct installed in this Python instead (scripts/python-source-install.sh:
+# a pip install from source, run from a folder where src/ is not importable),
+# with its own libfdk, so FDK_CT_LIBRARY must not be set.
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "src"))
+INSTALLED = os.environ.get("FDK_TEST_INSTALLED") == "1"
+if INSTALLED:
+    if os.environ.get("FDK_CT_LIBRARY"):
+        raise RuntimeError("FDK_TEST_INSTALLED=1 tests the installed package's libfdk: "
+                           "unset FDK_CT_LIBRARY")
+else:
+    sys.path.insert(0, SRC)
 
 import fdk_ct  # noqa: E402
+
+if INSTALLED and os.path.abspath(fdk_ct.__file__).startswith(SRC + os.sep):
+    raise RuntimeError(f"FDK_TEST_INSTALLED=1, yet fdk_ct comes from the sources "
+                       f"({fdk_ct.__file__}): run pytest from outside bindings/python")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "src"))
+from conftest import INSTALLED  # noqa: E402
+
+if not INSTALLED:  # else the installed fdk_ct (conftest.py)
+    sys.path.insert(0, str(BENCH.parent / "src"))
 
 import compare  # noqa: E402
 import synthetic  # noqa: E402
@@ -55,8 +58,8 @@ def test_pool_holds_each_view_once():
 
 @pytest.fixture
 def fdk_bench():
-    if not os.environ.get("FDK_CT_LIBRARY") and not (BENCH.parent / "src" / "fdk_ct" /
-                                                     "_lib" / "libfdk.so").exists():
+    if not INSTALLED and not os.environ.get("FDK_CT_LIBRARY") and not (
+            BENCH.parent / "src" / "fdk_ct" / "_lib" / "libfdk.so").exists():
         pytest.skip("FDK_CT_LIBRARY not set")
     import fdk_bench as module
     return module

@@ -1,19 +1,19 @@
 """The one-call API."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .geometry import Geometry, Volume
-from .reconstructor import Progress, Reconstructor
+from .reconstructor import Reconstructor
 from .volume_array import VolumeArray
 
 
 def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] = None, *,
                 window: str = "ram-lak", cutoff: float = 1.0, backend: str = "auto",
                 precision: str = "float32", budget: Any = None,
-                progress: Optional[Callable[[Progress], Any]] = None,
+                progress: Any = None,
                 out: Optional[np.ndarray] = None, **options: Any) -> VolumeArray:
     """Reconstructs a volume from a scan's projections with FDK.
 
@@ -29,7 +29,8 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
     volume : Volume, optional
         The grid; default :meth:`Geometry.default_volume`.
     window, cutoff, backend, precision, budget, progress, **options
-        As for :class:`Reconstructor`.
+        As for :class:`Reconstructor`; ``progress=tqdm.auto.tqdm`` shows a
+        bar (a widget in Jupyter), closed when the call returns.
     out : ndarray, optional
         A volume to overwrite (:func:`empty_volume`, or an earlier result on
         the same grid) instead of allocating a new one.

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from . import _native, _options
+from . import _native, _options, _progress_bar
 from ._checks import INT32_MAX, INT32_MIN, check_int
 from .errors import InvalidStateError, OutOfRangeError, raise_for
 from .geometry import Geometry, Volume, ViewGeometry
@@ -82,8 +82,11 @@ class Reconstructor:
         How the filtered projections are stored.
     budget : int or str, optional
         Host memory budget in bytes (or "8GiB"); default half the RAM.
-    progress : callable, optional
-        Called with a :class:`Progress` on the thread that made progress.
+    progress : callable, tqdm class or tqdm bar, optional
+        A callable is called with a :class:`Progress` on the thread that made
+        progress. A tqdm class (``tqdm.auto.tqdm``: a widget in Jupyter, text
+        elsewhere) makes one bar, in percent, closed with the reconstruction;
+        a tqdm bar is moved to the fraction done and left open.
     **options
         ``gpu_budget``, ``devices``, ``threads``, ``slab_thickness``,
         ``short_scan``, ``offset_detector`` (None = automatic, True, False),
@@ -117,7 +120,7 @@ class Reconstructor:
                  detector_shape: Optional[Tuple[int, int]] = None,
                  window: str = "ram-lak", cutoff: float = 1.0, backend: str = "auto",
                  precision: str = "float32", budget: Any = None,
-                 progress: Optional[Callable[[Progress], Any]] = None,
+                 progress: Any = None,
                  **options: Any) -> None:
         self._handle: Optional[int] = None
         self._lock = threading.Lock()  # between closers only
@@ -132,6 +135,7 @@ class Reconstructor:
         self._local = threading.local()
         self._callback_error: dict = {}
         self._c_callback: Any = None
+        self._close_bar: Callable[[], None] = lambda: None
 
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
@@ -199,6 +203,7 @@ class Reconstructor:
                 time.sleep(0.0005)
         self._handle = None
         self._lib.fdk_destroy(handle)
+        self._close_bar()  # a bar made from a tqdm class ends with the reconstruction
 
     @property
     def closed(self) -> bool:
@@ -229,15 +234,15 @@ class Reconstructor:
             raise_for(status, message.decode(errors="replace"))
 
     # ---- progress -------------------------------------------------------------
-    def set_progress(self, progress: Optional[Callable[[Progress], Any]]) -> None:
-        """Replaces the progress callable (None removes it)."""
+    def set_progress(self, progress: Any) -> None:
+        """Replaces the progress callable, tqdm class or bar (None removes it);
+        a bar made from an earlier tqdm class is closed."""
         c_cb: Any
-        if progress is None:
+        user_or_none, close_bar = _progress_bar.adapt(progress)
+        if user_or_none is None:
             c_cb = _native.PROGRESS_FN(0)  # the NULL function pointer: no callback
         else:
-            if not callable(progress):
-                raise TypeError("progress must be callable")
-            user = progress
+            user = user_or_none
 
             def trampoline(_user: Any, p: Any) -> None:
                 self._local.in_callback = True
@@ -248,8 +253,14 @@ class Reconstructor:
                 finally:
                     self._local.in_callback = False
             c_cb = _native.PROGRESS_FN(trampoline)
-        self._call(self._lib.fdk_set_progress_callback, c_cb, None)
+        try:
+            self._call(self._lib.fdk_set_progress_callback, c_cb, None)
+        except BaseException:
+            close_bar()
+            raise
         self._c_callback = c_cb  # the library holds the pointer: keep it alive
+        self._close_bar, previous = close_bar, self._close_bar
+        previous()
 
     def _reraise_callback_error(self) -> None:
         err = self._callback_error.pop(threading.get_ident(), None)

@@ -37,3 +37,12 @@ class VolumeArray(np.ndarray):
     @property
     def origin(self) -> Optional[Tuple[float, float, float]]:
         return None if self.volume is None else self.volume.origin
+
+    def __repr__(self) -> str:
+        # The grid, not the voxels: numpy's summary of a 512^3 volume says
+        # nothing of where it lies, and this is what a notebook cell shows.
+        # print() (str) still shows the values; a slice (no grid) is numpy's.
+        if self.volume is None:
+            return super().__repr__()
+        return (f"VolumeArray(shape={self.shape}, spacing={self.spacing}, "
+                f"origin={self.origin}, dtype={self.dtype})")
