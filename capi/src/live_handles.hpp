@@ -40,8 +40,9 @@ class LiveHandles {
     return true;
   }
 
-  // The process's registry of one handle type, never destroyed: a call at
-  // exit (from another static's destructor) still finds it.
+  // The process's registry of one handle type, never destroyed: a call
+  // made during static destruction (another static's destructor) still
+  // finds it.
   static LiveHandles& of_process() {
     static LiveHandles* const live = new LiveHandles;
     return *live;

@@ -69,6 +69,14 @@ struct Context {
 };
 
 // A library call that cannot fail unless fdk-convert is wrong.
+// `text` as rank `from` has it, on every rank of `comm`.
+void broadcast_string(std::string* text, int from, MPI_Comm comm) {
+  int length = static_cast<int>(text->size());
+  MPI_Bcast(&length, 1, MPI_INT, from, comm);
+  text->resize(static_cast<size_t>(length));
+  MPI_Bcast(&(*text)[0], length, MPI_CHAR, from, comm);
+}
+
 void check(fdk_status s, const char* what, const fdk_mpi_context* ctx) {
   if (s != FDK_OK) {
     throw Failure{kExitInternal, std::string(what) + " failed: " +
@@ -152,10 +160,7 @@ void MpiRanks::settle(const Own& own, int kind, int from) {
   int code = own.code;
   MPI_Bcast(&code, 1, MPI_INT, from, comm_);
   std::string message = own.message;
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, from, comm_);
-  message.resize(static_cast<size_t>(length));
-  MPI_Bcast(&message[0], length, MPI_CHAR, from, comm_);
+  broadcast_string(&message, from, comm_);
   settled_ = true;
   settled_code_ = code;
   settled_rank_ = from;
@@ -368,13 +373,8 @@ int MpiRanks::run(const Job& job) {
   }
   meet(own);
   std::string staging = result ? result->staging() : std::string();
-  {
-    int length = static_cast<int>(staging.size());
-    MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
-    staging.resize(static_cast<size_t>(length));
-    MPI_Bcast(&staging[0], length, MPI_CHAR, 0, comm_);
-    if (!staging.empty()) note_staging(staging, o.output);
-  }
+  broadcast_string(&staging, 0, comm_);
+  if (!staging.empty()) note_staging(staging, o.output);
   std::unique_ptr<ad::VolumeWriter> writer;
   try {
     prepare_output(o, volume, staging, &output);
@@ -557,9 +557,7 @@ int MpiRanks::run(const Job& job) {
   meet(own);
   progress.stop();
   if (!removed.empty() && (!o.quiet || progress.json())) {
-    progress.message("replaced the earlier result in '" + o.output + "': removed " +
-                     std::to_string(removed.size()) + " of its files that this run does not write ('" +
-                     removed.front() + "'" + (removed.size() > 1 ? " .. '" + removed.back() + "'" : "") + ")");
+    progress.message(removed_message(o.output, removed));
   }
   const std::vector<std::string> outputs = final_outputs(o, volume);
   if (rank_ == 0) {

@@ -20,11 +20,6 @@ bool is_hdf5_path(const std::string& p) {
   return ends_with(p, ".h5") || ends_with(p, ".hdf5") || ends_with(p, ".hdf") || ends_with(p, ".nxs");
 }
 
-std::string parent_of(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 }  // namespace
 
@@ -93,21 +88,36 @@ InputSet InputSet::of(const Options& o) {
   return set;
 }
 
-std::string InputSet::clash(const std::string& path) const {
-  const Identity out = identify(path);
-  for (const File& f : files_) {
-    if (same(out, f.id)) return "the " + f.role + " '" + f.path + "'";
-  }
-  const std::string name = ad::base_name(path);
-  if (name.empty() || name[0] == '.') return "";  // folders are listed without hidden names
-  const Identity parent = identify(parent_of(path));
-  for (const Folder& f : folders_) {
-    if (same(parent, f.id) && ad::glob_match(f.pattern, name)) {
-      return "the " + f.role + " read from '" + f.path + "'" +
-             (f.pattern.empty() ? "" : " by the pattern '" + f.pattern + "'");
+InputSet::Clash InputSet::first_clash(const std::string& folder, const std::vector<std::string>& names) const {
+  const Identity parent = identify(folder);
+  for (const std::string& name : names) {
+    Clash c;
+    c.path = ad::join_path(folder, name);
+    Identity out;
+    out.canonical = ad::join_path(parent.canonical, name);
+    struct stat st;
+    if (::stat(c.path.c_str(), &st) == 0) {
+      out.exists = true;
+      out.device = st.st_dev;
+      out.inode = st.st_ino;
+    }
+    for (const File& f : files_) {
+      if (same(out, f.id)) {
+        c.input = "the " + f.role + " '" + f.path + "'";
+        return c;
+      }
+    }
+    if (name.empty() || name[0] == '.') continue;  // folders are listed without hidden names
+    for (const Folder& f : folders_) {
+      if (same(parent, f.id) && ad::glob_match(f.pattern, name)) {
+        c.input = "the " + f.role + " read from '" + f.path + "'" +
+                  (f.pattern.empty() ? "" : " by the pattern '" + f.pattern + "'");
+        c.joins = true;
+        return c;
+      }
     }
   }
-  return "";
+  return {};
 }
 
 }  // namespace fdk_convert

@@ -19,11 +19,18 @@ class InputSet {
   // by their resolved path (their readers report them later).
   static InputSet of(const Options& o);
 
-  // The input that writing `path` would replace (the same file by name or
-  // by device and inode, after links) or join (a file of a folder that is
-  // read with a pattern the name matches), described for a message as
-  // "the projections 'scan/p00.tif'"; empty when none.
-  std::string clash(const std::string& path) const;
+  // What writing a file would do to an input: replace it (the same file
+  // by name or by device and inode, after links) or join it (a file of a
+  // folder read with a pattern the name matches).
+  struct Clash {
+    std::string path;   // the output
+    std::string input;  // "the projections 'scan/p00.tif'"; empty: none
+    bool joins = false;
+  };
+  // The first of `names` (plain file names in `folder`) that would replace
+  // or join an input; input empty when none. The folder is resolved once,
+  // so a stack of 65536 slice names costs a stat each.
+  Clash first_clash(const std::string& folder, const std::vector<std::string>& names) const;
 
   void add_file(const std::string& path, const std::string& role);
   void add_folder(const std::string& folder, const std::string& pattern, const std::string& role);

@@ -656,9 +656,7 @@ int run(const Options& o) {
   // Every file is complete: now, and only now, the final names.
   const std::vector<std::string> removed = result.publish();
   if (!removed.empty() && (!o.quiet || progress.json())) {
-    progress.message("replaced the earlier result in '" + o.output + "': removed " +
-                     std::to_string(removed.size()) + " of its files that this run does not write ('" +
-                     removed.front() + "'" + (removed.size() > 1 ? " .. '" + removed.back() + "'" : "") + ")");
+    progress.message(removed_message(o.output, removed));
   }
   const auto outputs = final_outputs(o, volume);
   const double seconds = std::chrono::duration<double>(Clock::now() - t_start).count();

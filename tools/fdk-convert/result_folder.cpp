@@ -122,6 +122,11 @@ void note_staging(const std::string& staging, const std::string& folder) {
   g_folder = folder;
 }
 
+std::string removed_message(const std::string& folder, const std::vector<std::string>& removed) {
+  return "replaced the earlier result in '" + folder + "': removed " + std::to_string(removed.size()) +
+         " of its files that this run does not write (" + list_for_message(removed) + ")";
+}
+
 std::vector<std::string> earlier_result_files(const std::string& folder, const std::string& prefix,
                                               const std::vector<std::string>& names) {
   const std::set<std::string> ours(names.begin(), names.end());
@@ -151,14 +156,9 @@ std::vector<std::string> earlier_result_files(const std::string& folder, const s
 ResultFolder::ResultFolder(const Options& o, std::vector<std::string> names, const InputSet& inputs)
     : folder_(o.output), names_(std::move(names)) {
   // 1. No output lands on an input, whatever --force says.
-  for (const std::string& n : names_) {
-    const std::string path = ad::join_path(folder_, n);
-    const std::string input = inputs.clash(path);
-    if (!input.empty()) {
-      usage_error("the output '" + path + "' would " +
-                  (input.find("read from") != std::string::npos ? "join " : "replace ") + input +
-                  ": write the result to another folder (--force never overwrites an input)");
-    }
+  if (const InputSet::Clash c = inputs.first_clash(folder_, names_); !c.input.empty()) {
+    usage_error("the output '" + c.path + "' would " + (c.joins ? "join " : "replace ") + c.input +
+                ": write the result to another folder (--force never overwrites an input)");
   }
   ad::make_directories(folder_);
   // 2. One result per folder: an earlier one is replaced whole (--force) or
@@ -170,10 +170,11 @@ ResultFolder::ResultFolder(const Options& o, std::vector<std::string> names, con
     std::error_code ec;
     if (fs::exists(fs::symlink_status(path, ec))) existing.push_back(path);
   }
-  for (const std::string& path : earlier_) {
-    const std::string input = inputs.clash(path);
-    if (!input.empty()) {
-      usage_error("'" + folder_ + "' holds an earlier result whose file '" + path + "' is " + input +
+  {
+    std::vector<std::string> earlier_names;
+    for (const std::string& path : earlier_) earlier_names.push_back(ad::base_name(path));
+    if (const InputSet::Clash c = inputs.first_clash(folder_, earlier_names); !c.input.empty()) {
+      usage_error("'" + folder_ + "' holds an earlier result whose file '" + c.path + "' is " + c.input +
                   " of this run: write the result to another folder");
     }
   }

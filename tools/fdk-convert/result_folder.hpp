@@ -57,6 +57,9 @@ std::string with_final_names(const std::string& text);
 // ranks of a distributed run write into rank 0's).
 void note_staging(const std::string& staging, const std::string& folder);
 
+// What the run says when publish() removed an earlier result's files.
+std::string removed_message(const std::string& folder, const std::vector<std::string>& removed);
+
 // The earlier-result files of `folder` (full paths) that `names` does not
 // cover: those the manifest lists, those named as fdk-convert names its
 // outputs (slice files of `prefix`, volume.*, preview.*), their ".part"
