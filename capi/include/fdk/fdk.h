@@ -295,6 +295,11 @@ typedef struct fdk_config {
                             2-D kernel), cut at this fraction of Nyquist
                             exactly as RTK rounds it; 0 = off (the
                             default); within [0, 1] */
+  /* Appended in 0.7 (older struct sizes still work and get the default): */
+  int32_t estimate_geometry; /* 1: keep, as views are pushed, what
+                            fdk_get_geometry_estimate needs (a few detector
+                            rows of each view, counted in the host budget);
+                            0 = off (the default). Not under libfdk_mpi. */
 } fdk_config;
 
 /* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
@@ -675,6 +680,83 @@ FDK_API fdk_status fdk_alloc_host(size_t bytes, void** out);
 /* Frees a buffer from fdk_alloc_host; NULL is allowed. A pointer it did not
    hand out (or freed already) gets INVALID_ARGUMENT and is left alone. */
 FDK_API fdk_status fdk_free_host(void* p);
+
+/* ---- geometry estimation (added in 0.7) ------------------------------------
+   Estimates, from a circular scan's own projections, the two errors a
+   nominal geometry most often has: the detector's offset along u (the column
+   through the rotation axis, the "centre of rotation") and its tilt in its
+   own plane. The corrected geometry of every view is the nominal one with
+   projection_offset_x + offset_u_mm and in_plane_angle_deg + tilt_deg
+   (fdk_apply_geometry_estimate). Full scans, short scans and offset-detector
+   (half-fan) scans, uniform or per-view RTK parameters (not matrices-only
+   geometry). How and how well: docs/ACCURACY.md. */
+
+enum {
+  FDK_ESTIMATE_OFFSET = 1,         /* offset_u_* is estimated */
+  FDK_ESTIMATE_TILT = 2,           /* tilt_deg is estimated */
+  FDK_ESTIMATE_LOW_STRUCTURE = 4,  /* the views hold too little structure
+                                      that changes with angle to be sure */
+  FDK_ESTIMATE_FEW_PAIRS = 8       /* too few views with an opposite view */
+};
+
+typedef struct fdk_geometry_estimate {
+  uint32_t struct_size;        /* sizeof(fdk_geometry_estimate), set by the
+                                  caller (fdk_geometry_estimate_init) */
+  double offset_u_mm;          /* add to every view's projection_offset_x */
+  double offset_u_pixels;      /* the same in detector columns */
+  double tilt_deg;             /* add to every view's in_plane_angle_deg */
+  double offset_sigma_pixels;  /* one standard deviation of offset_u_pixels */
+  double tilt_sigma_deg;       /* one standard deviation of tilt_deg */
+  double confidence;           /* in [0, 1]; below 0.5 the estimate is not
+                                  to be applied without a look */
+  int32_t view_pairs;          /* pairs of views compared */
+  int32_t views_used;          /* views that took part */
+  int32_t rows_used;           /* detector rows kept of each view */
+  uint32_t flags;              /* FDK_ESTIMATE_* */
+  char basis[256];             /* what it was computed from, in words */
+} fdk_geometry_estimate;
+
+/* Sets struct_size and zeroes the rest; returns its argument (NULL-safe). */
+FDK_API fdk_geometry_estimate* fdk_geometry_estimate_init(fdk_geometry_estimate* estimate);
+
+/* A reconstruction created with estimate_geometry = 1: the estimate from
+   the views pushed so far (any time; also after fdk_finish). The volume is
+   still the nominal geometry's: to apply the estimate, push the views again
+   into a reconstruction whose config went through
+   fdk_apply_geometry_estimate (the stored views are filtered with the
+   nominal geometry, and refiltering needs the raw ones). Errors:
+   INVALID_ARGUMENT (NULL), STRUCT_SIZE, INVALID_STATE (estimate_geometry
+   was 0). Thread rules: as fdk_get_progress. */
+FDK_API fdk_status fdk_get_geometry_estimate(fdk_context* ctx, fdk_geometry_estimate* estimate);
+
+/* An estimator alone, for a caller that wants the estimate before it
+   reconstructs (fdk-convert --estimate-geometry): only the geometry and
+   detector of `config` are used. Views pushed in any order, each once (a
+   view pushed again replaces the earlier one); calls on one estimator are
+   serialised by the caller. Errors of create (fdk_last_create_error):
+   INVALID_ARGUMENT (NULL, invalid geometry, matrices-only geometry),
+   STRUCT_SIZE, OUT_OF_MEMORY. */
+typedef struct fdk_estimator fdk_estimator;
+FDK_API fdk_status fdk_estimator_create(const fdk_config* config, fdk_estimator** out);
+/* View `index` of the scan: detector.size[1] rows of detector.size[0]
+   floats (line integrals), row_pitch_bytes apart (0 = contiguous). Errors:
+   INVALID_ARGUMENT (NULL, a pitch shorter than a row, a non-finite pixel),
+   OUT_OF_RANGE (index). */
+FDK_API fdk_status fdk_estimator_push(fdk_estimator* estimator, int32_t index, const float* pixels,
+                                      size_t row_pitch_bytes);
+/* The estimate from the views pushed so far. Too few views is not an
+   error: confidence 0 and a basis that says why. */
+FDK_API fdk_status fdk_estimator_estimate(fdk_estimator* estimator, fdk_geometry_estimate* estimate);
+/* The last error on this estimator, "" when none; valid until its next call. */
+FDK_API const char* fdk_estimator_last_error(const fdk_estimator* estimator);
+/* NULL-safe; destroying twice does nothing. */
+FDK_API void fdk_estimator_destroy(fdk_estimator* estimator);
+
+/* `view` corrected by `estimate` (projection_offset_x + offset_u_mm,
+   in_plane_angle_deg + tilt_deg) into *out (which may be `view`). Errors:
+   INVALID_ARGUMENT (NULL), STRUCT_SIZE. */
+FDK_API fdk_status fdk_apply_geometry_estimate(const fdk_geometry_estimate* estimate, const fdk_view* view,
+                                               fdk_view* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

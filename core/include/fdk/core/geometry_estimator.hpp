@@ -1,0 +1,75 @@
+// Estimates two errors a nominal circular-scan geometry often has, from the
+// scan's own projections: the detector's offset along u (the column through
+// the rotation axis, the "centre of rotation") and its in-plane tilt.
+//
+// The estimator keeps, as views arrive, only what the estimate needs (a few
+// detector rows of each view, within a memory limit), so a caller that
+// pushes views one by one and keeps none (scanner firmware) gets an estimate
+// without a second pass.
+//
+// Parametrisation: the corrected geometry of every view is the nominal one
+// with projection_offset_x += offset_u_mm and in_plane_angle_deg +=
+// tilt_deg (RTK's parameters, fdk_view). apply() does exactly that.
+#pragma once
+#include <fdk/fdk.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace fdk {
+
+struct GeometryEstimate {
+  double offset_u_mm = 0;       // add to every view's projection_offset_x
+  double offset_u_pixels = 0;   // the same in detector columns
+  double tilt_deg = 0;          // add to every view's in_plane_angle_deg
+  double offset_sigma_pixels = 0;  // one standard deviation
+  double tilt_sigma_deg = 0;       // one standard deviation
+  double confidence = 0;           // in [0, 1]; < 0.5: do not apply blindly
+  int view_pairs = 0;              // pairs of views compared
+  int views_used = 0;              // views that took part
+  int rows_used = 0;               // detector rows kept per view
+  uint32_t flags = 0;              // FDK_ESTIMATE_* bits (fdk.h)
+  std::string basis;               // what it was computed from, in words
+};
+
+class GeometryEstimator {
+ public:
+  // `views`: the nominal RTK parameters of every announced view (a copy is
+  // kept); `detector`: the projections' detector. `memory_limit`: bytes the
+  // kept rows may take (0 = the estimator's default). Throws fdk::Error
+  // (INVALID_ARGUMENT) when the scan cannot be estimated at all (fewer than
+  // 2 views, a detector of fewer than 8 columns).
+  GeometryEstimator(std::vector<fdk_view> views, const fdk_detector& detector, uint64_t memory_limit = 0);
+
+  // Host memory the kept rows take at most, for the budgets.
+  uint64_t memory_bytes() const;
+
+  // Keeps what the estimate needs of view `index` (rows `pitch_bytes`
+  // apart; pixels already checked finite by the caller). Thread-safe
+  // against estimate(); views may arrive in any order, a view pushed again
+  // replaces the earlier one.
+  void add_view(int index, const float* pixels, size_t pitch_bytes);
+
+  // The estimate from the views kept so far. Never throws for lack of
+  // data: with too few usable view pairs it returns confidence 0 and a
+  // basis that says why (flags without FDK_ESTIMATE_OFFSET/TILT).
+  GeometryEstimate estimate() const;
+
+  // `view` corrected by `e` (projection_offset_x and in_plane_angle_deg).
+  static fdk_view apply(const fdk_view& view, const GeometryEstimate& e);
+
+  int num_views() const { return static_cast<int>(views_.size()); }
+
+ private:
+  std::vector<fdk_view> views_;
+  fdk_detector detector_{};
+  uint64_t memory_limit_ = 0;
+  std::vector<int> rows_;              // detector rows kept
+  std::vector<std::vector<float>> kept_;  // per view: rows_.size() x columns, empty until added
+  mutable std::mutex mutex_;
+};
+
+}  // namespace fdk
