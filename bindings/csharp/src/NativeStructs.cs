@@ -76,6 +76,7 @@ namespace Fdk
         public int outside_fov;
         public int store_policy;
         public double hann_cutoff_v;
+        public int estimate_geometry;
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -154,6 +155,25 @@ namespace Fdk
         public fixed double busy_seconds[FdkConfigNative.MaxDevices];
         public fixed int slabs_computed[FdkConfigNative.MaxDevices];
         public fixed int failed[FdkConfigNative.MaxDevices];
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe struct FdkGeometryEstimateNative
+    {
+        public const int BasisBytes = 256;
+
+        public uint struct_size;
+        public double offset_u_mm;
+        public double offset_u_pixels;
+        public double tilt_deg;
+        public double offset_sigma_pixels;
+        public double tilt_sigma_deg;
+        public double confidence;
+        public int view_pairs;
+        public int views_used;
+        public int rows_used;
+        public uint flags;
+        public fixed byte basis[BasisBytes];
     }
 
     /// <summary>fdk_scan_kind.</summary>
