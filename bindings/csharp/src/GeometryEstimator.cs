@@ -40,6 +40,8 @@ namespace Fdk
             if (settings == null) throw new ArgumentNullException("settings");
             if (settings.Detector == null) throw new ArgumentException("Detector is not set", "settings");
             if (settings.Scan == null) throw new ArgumentException("Scan is not set", "settings");
+            // FdkLibraryNotFoundException or NotSupportedException, as for a Reconstructor.
+            Reconstructor.RequireCompatibleLibrary();
             _columns = settings.Detector.Columns;
             _rows = settings.Detector.Rows;
             // A valid grid where none is given, so that no check of a field

@@ -584,7 +584,7 @@ namespace Fdk
         /// The structs change only across major versions; a library of another
         /// major version would refuse every struct (or worse), so say so plainly.
         /// </summary>
-        private static void RequireCompatibleLibrary()
+        internal static void RequireCompatibleLibrary()
         {
             int major = NativeVersionNumber / 10000;
             if (major != BindingVersionMajor)
