@@ -288,6 +288,21 @@ namespace Fdk
             return c;
         }
 
+        internal static ViewGeometry FromNative(FdkViewNative n)
+        {
+            return new ViewGeometry {
+                GantryAngleDeg = n.gantry_angle_deg,
+                Sid = n.sid,
+                Sdd = n.sdd,
+                SourceOffsetX = n.source_offset_x,
+                SourceOffsetY = n.source_offset_y,
+                ProjectionOffsetX = n.projection_offset_x,
+                ProjectionOffsetY = n.projection_offset_y,
+                InPlaneAngleDeg = n.in_plane_angle_deg,
+                OutOfPlaneAngleDeg = n.out_of_plane_angle_deg,
+            };
+        }
+
         internal FdkViewNative ToNative()
         {
             return new FdkViewNative {
@@ -406,6 +421,9 @@ namespace Fdk
         /// <summary>Views announced (one per geometry given).</summary>
         public override int ViewCount { get { return _views.Length; } }
 
+        /// <summary>The geometry of view <paramref name="index"/> (a copy).</summary>
+        public ViewGeometry ViewOf(int index) { return ViewGeometry.FromNative(_views[index]); }
+
         internal override void ToNative(ref FdkScanNative n)
         {
             n.kind = (int)ScanKind.Views;
@@ -505,6 +523,13 @@ namespace Fdk
         /// the announced scan fits.
         /// </summary>
         public StorePolicy StorePolicy { get; set; }
+        /// <summary>
+        /// Keep, as projections are pushed, what
+        /// <see cref="Reconstructor.GetGeometryEstimate"/> needs (a few
+        /// detector rows of each view, counted in the host budget); false
+        /// (the default) = off. The volume stays the nominal geometry's.
+        /// </summary>
+        public bool EstimateGeometry { get; set; }
 
         /// <summary>fdk_config_init's defaults; Volume, Detector and Scan must still be set.</summary>
         public ReconstructionSettings()

@@ -98,5 +98,21 @@ namespace Fdk
                 message = NativeMethods.CopyString(NativeMethods.fdk_last_error(context));
             throw new FdkException((FdkStatus)status, message);
         }
+
+        /// <summary>
+        /// <see cref="Check(int, FdkContextHandle)"/> for a call on an
+        /// estimator: its own last error (the create error when there is no
+        /// estimator yet). Same rule: right after the failed call.
+        /// </summary>
+        internal static void CheckEstimator(int status, FdkEstimatorHandle estimator)
+        {
+            if (status == (int)FdkStatus.Ok) return;
+            string message;
+            if (estimator == null || estimator.IsInvalid || estimator.IsClosed)
+                message = NativeMethods.CopyString(NativeMethods.fdk_last_create_error());
+            else
+                message = NativeMethods.CopyString(NativeMethods.fdk_estimator_last_error(estimator));
+            throw new FdkException((FdkStatus)status, message);
+        }
     }
 }

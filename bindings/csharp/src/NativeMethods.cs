@@ -132,6 +132,37 @@ namespace Fdk
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int fdk_free_host(IntPtr buffer);
 
+        // ---- geometry estimation (0.7) ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern FdkGeometryEstimateNative* fdk_geometry_estimate_init(FdkGeometryEstimateNative* estimate);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_geometry_estimate(FdkContextHandle context,
+                                                             FdkGeometryEstimateNative* estimate);
+
+        // The handle is filled by the marshaller itself, as for fdk_create.
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_estimator_create(FdkConfigNative* config, out FdkEstimatorHandle estimator);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_estimator_push(FdkEstimatorHandle estimator, int index,
+                                                      IntPtr pixels, UIntPtr rowPitchBytes);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_estimator_estimate(FdkEstimatorHandle estimator,
+                                                          FdkGeometryEstimateNative* estimate);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_estimator_last_error(FdkEstimatorHandle estimator);
+
+        // Takes the raw pointer: only FdkEstimatorHandle.ReleaseHandle calls it.
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void fdk_estimator_destroy(IntPtr estimator);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_apply_geometry_estimate(FdkGeometryEstimateNative* estimate,
+                                                               FdkViewNative* view, FdkViewNative* output);
+
         /// <summary>A NUL-terminated UTF-8 string owned by the library, copied.</summary>
         internal static string CopyString(IntPtr text)
         {

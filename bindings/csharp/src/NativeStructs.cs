@@ -157,6 +157,25 @@ namespace Fdk
         public fixed int failed[FdkConfigNative.MaxDevices];
     }
 
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe struct FdkGeometryEstimateNative
+    {
+        public const int BasisBytes = 256;
+
+        public uint struct_size;
+        public double offset_u_mm;
+        public double offset_u_pixels;
+        public double tilt_deg;
+        public double offset_sigma_pixels;
+        public double tilt_sigma_deg;
+        public double confidence;
+        public int view_pairs;
+        public int views_used;
+        public int rows_used;
+        public uint flags;
+        public fixed byte basis[BasisBytes];
+    }
+
     /// <summary>fdk_scan_kind.</summary>
     internal enum ScanKind
     {

@@ -154,6 +154,7 @@ namespace Fdk
             c.slab_thickness = s.SlabThickness;
             c.outside_fov = (int)s.OutsideFieldOfView;
             c.store_policy = (int)s.StorePolicy;
+            c.estimate_geometry = s.EstimateGeometry ? 1 : 0;
             return c;
         }
 
@@ -527,6 +528,24 @@ namespace Fdk
             return new DeviceStats(n);
         }
 
+        /// <summary>
+        /// The geometry estimate from the projections pushed so far
+        /// (fdk_get_geometry_estimate); any time, also after Finish. Needs
+        /// <see cref="ReconstructionSettings.EstimateGeometry"/>, else
+        /// FdkException with Status InvalidState. The volume stays the nominal
+        /// geometry's: to apply the estimate, push the raw projections again
+        /// into a Reconstructor whose scan went through
+        /// <see cref="GeometryEstimate.Apply(Scan)"/>.
+        /// </summary>
+        public unsafe GeometryEstimate GetGeometryEstimate()
+        {
+            EnterCall();
+            var e = default(FdkGeometryEstimateNative);
+            NativeMethods.fdk_geometry_estimate_init(&e);
+            Complete(NativeMethods.fdk_get_geometry_estimate(_handle, &e));
+            return new GeometryEstimate(e);
+        }
+
         /// <summary>Destroys the native context (after any call in flight returns). Idempotent.</summary>
         public void Dispose()
         {
@@ -565,7 +584,7 @@ namespace Fdk
         /// The structs change only across major versions; a library of another
         /// major version would refuse every struct (or worse), so say so plainly.
         /// </summary>
-        private static void RequireCompatibleLibrary()
+        internal static void RequireCompatibleLibrary()
         {
             int major = NativeVersionNumber / 10000;
             if (major != BindingVersionMajor)

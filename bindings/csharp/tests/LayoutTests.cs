@@ -26,6 +26,7 @@ namespace Fdk.Tests
             { "fdk_timings", typeof(FdkTimingsNative) },
             { "fdk_device_stats", typeof(FdkDeviceStatsNative) },
             { "fdk_backend_info", typeof(FdkBackendInfoNative) },
+            { "fdk_geometry_estimate", typeof(FdkGeometryEstimateNative) },
         };
 
         private List<string[]> _facts;
@@ -56,6 +57,7 @@ namespace Fdk.Tests
             if (t == typeof(FdkTimingsNative)) return sizeof(FdkTimingsNative);
             if (t == typeof(FdkDeviceStatsNative)) return sizeof(FdkDeviceStatsNative);
             if (t == typeof(FdkBackendInfoNative)) return sizeof(FdkBackendInfoNative);
+            if (t == typeof(FdkGeometryEstimateNative)) return sizeof(FdkGeometryEstimateNative);
             throw new ArgumentException(t.Name);
         }
 
@@ -179,6 +181,8 @@ namespace Fdk.Tests
                 expected["FDK_SCAN_" + Snake(k.ToString())] = (int)k;
             foreach (GpuCode g in Enum.GetValues(typeof(GpuCode)))
                 expected["FDK_GPU_CODE_" + Snake(g.ToString())] = (int)g;
+            foreach (GeometryEstimateFlags g in Enum.GetValues(typeof(GeometryEstimateFlags)))
+                if (g != GeometryEstimateFlags.None) expected["FDK_ESTIMATE_" + Snake(g.ToString())] = (int)g;
             expected["FDK_MAX_DEVICES"] = FdkConfigNative.MaxDevices;
             expected["FDK_MAX_GPU_ARCHS"] = FdkBackendInfoNative.MaxGpuArchs;
             expected["FDK_VERSION_MAJOR"] = Reconstructor.BindingVersionMajor;
@@ -228,11 +232,22 @@ namespace Fdk.Tests
                 Assert.AreEqual(init.outside_fov, ours.outside_fov);
                 Assert.AreEqual(init.store_policy, ours.store_policy);
                 Assert.AreEqual(init.hann_cutoff_v, ours.hann_cutoff_v);
+                Assert.AreEqual(init.estimate_geometry, ours.estimate_geometry);
             }
             finally
             {
                 Marshal.FreeHGlobal(buffer);
             }
+        }
+
+        [Test]
+        public unsafe void GeometryEstimateInitSetsOurSize()
+        {
+            var e = new FdkGeometryEstimateNative { confidence = 7.0 };
+            Assert.IsTrue(NativeMethods.fdk_geometry_estimate_init(&e) == &e);
+            Assert.AreEqual((uint)sizeof(FdkGeometryEstimateNative), e.struct_size);
+            Assert.AreEqual(0.0, e.confidence);
+            Assert.AreEqual(0, e.basis[0]);
         }
 
         [Test]

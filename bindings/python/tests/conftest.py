@@ -6,6 +6,7 @@ ellipsoids), independent of libfdk, so the tests measure against physics.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Sequence
@@ -100,6 +101,28 @@ def small_scan():
     geo = fdk_ct.Geometry.circular(120, sid=400.0, sdd=600.0, detector_spacing=1.0,
                                    detector_shape=(80, 96))
     return geo, project(geo), fdk_ct.Volume((48, 48, 48), 1.25)
+
+
+@pytest.fixture(scope="session")
+def layout_facts():
+    """fdk.h as the C compiler lays it out (bindings/csharp/tests/native/
+    fdk_layout.c, run from FDK_LAYOUT_DUMP): (sizes by struct, offsets by
+    (struct, field), enum values by name)."""
+    tool = os.environ.get("FDK_LAYOUT_DUMP")
+    if not tool:
+        pytest.skip("FDK_LAYOUT_DUMP not set (ctest sets it)")
+    out = subprocess.run([tool], check=True, capture_output=True, text=True).stdout
+    sizes, offsets, enums = {}, {}, {}
+    for line in out.splitlines():
+        kind, *rest = line.split()
+        if kind == "sizeof":
+            sizes[rest[0]] = int(rest[1])
+        elif kind == "offsetof":
+            offsets[(rest[0], rest[1])] = int(rest[2])
+        elif kind == "enum":
+            enums[rest[0]] = int(rest[1])
+    assert len(sizes) >= 12 and len(offsets) > 80
+    return sizes, offsets, enums
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -1,7 +1,6 @@
 """The ctypes mirrors against fdk.h as the C compiler lays it out."""
 import ctypes
 import os
-import subprocess
 
 import pytest
 
@@ -15,26 +14,13 @@ MIRRORS = {
     "fdk_progress": _native.ProgressC, "fdk_store_info": _native.StoreInfo,
     "fdk_plan_info": _native.PlanInfo, "fdk_timings": _native.Timings,
     "fdk_device_stats": _native.DeviceStats, "fdk_backend_info": _native.BackendInfoC,
+    "fdk_geometry_estimate": _native.GeometryEstimateC,
 }
 
 
 @pytest.fixture(scope="module")
-def facts():
-    tool = os.environ.get("FDK_LAYOUT_DUMP")
-    if not tool:
-        pytest.skip("FDK_LAYOUT_DUMP not set (ctest sets it)")
-    out = subprocess.run([tool], check=True, capture_output=True, text=True).stdout
-    sizes, offsets, enums = {}, {}, {}
-    for line in out.splitlines():
-        kind, *rest = line.split()
-        if kind == "sizeof":
-            sizes[rest[0]] = int(rest[1])
-        elif kind == "offsetof":
-            offsets[(rest[0], rest[1])] = int(rest[2])
-        elif kind == "enum":
-            enums[rest[0]] = int(rest[1])
-    assert len(sizes) >= 12 and len(offsets) > 80
-    return sizes, offsets, enums
+def facts(layout_facts):
+    return layout_facts
 
 
 def test_every_struct_is_mirrored_with_its_size_and_offsets(facts):

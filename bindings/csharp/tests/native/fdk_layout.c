@@ -150,6 +150,20 @@ int main(void) {
   FIELD(fdk_backend_info, driver_version);
   FIELD(fdk_backend_info, driver_required);
 
+  SIZE(fdk_geometry_estimate);
+  FIELD(fdk_geometry_estimate, struct_size);
+  FIELD(fdk_geometry_estimate, offset_u_mm);
+  FIELD(fdk_geometry_estimate, offset_u_pixels);
+  FIELD(fdk_geometry_estimate, tilt_deg);
+  FIELD(fdk_geometry_estimate, offset_sigma_pixels);
+  FIELD(fdk_geometry_estimate, tilt_sigma_deg);
+  FIELD(fdk_geometry_estimate, confidence);
+  FIELD(fdk_geometry_estimate, view_pairs);
+  FIELD(fdk_geometry_estimate, views_used);
+  FIELD(fdk_geometry_estimate, rows_used);
+  FIELD(fdk_geometry_estimate, flags);
+  FIELD(fdk_geometry_estimate, basis);
+
   ENUM(FDK_MAX_DEVICES);
   ENUM(FDK_MAX_GPU_ARCHS);
   ENUM(FDK_GPU_CODE_NONE);
@@ -211,5 +225,10 @@ int main(void) {
   ENUM(FDK_VIEW_PENDING);
   ENUM(FDK_VIEW_STORED);
   ENUM(FDK_VIEW_FAILED);
+
+  ENUM(FDK_ESTIMATE_OFFSET);
+  ENUM(FDK_ESTIMATE_TILT);
+  ENUM(FDK_ESTIMATE_LOW_STRUCTURE);
+  ENUM(FDK_ESTIMATE_FEW_PAIRS);
   return 0;
 }

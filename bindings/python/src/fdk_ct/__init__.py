@@ -18,7 +18,9 @@ from . import errors, phantom
 from ._native import LibraryNotFoundError, library_path
 from ._reconstruct import empty_volume, reconstruct
 from .errors import FdkError
+from .estimator import GeometryEstimator, estimate_geometry
 from .geometry import Geometry, ViewGeometry, Volume
+from .geometry_estimate import GeometryEstimate
 from .reconstructor import Progress, Reconstructor, Slab
 from .volume_array import VolumeArray
 
@@ -79,5 +81,5 @@ def backend_info() -> dict:
 
 
 __all__ = ["reconstruct", "empty_volume", "Reconstructor", "Geometry", "Volume", "ViewGeometry",
-           "VolumeArray", "Progress", "Slab", "FdkError", "LibraryNotFoundError",
+           "VolumeArray", "estimate_geometry", "GeometryEstimate", "GeometryEstimator", "Progress", "Slab", "FdkError", "LibraryNotFoundError",
            "errors", "phantom", "library_path", "library_version", "backend_info", "__version__"]

@@ -82,7 +82,10 @@ class Config(ctypes.Structure):
         ("outside_fov", c_int32),
         ("store_policy", c_int32),
         ("hann_cutoff_v", c_double),
-        ("estimate_geometry", c_int32),  # 0.7
+        # Appended in 0.7; an older library's fdk_config_init writes a
+        # smaller struct_size and never reads it (options.fill refuses to
+        # set it there).
+        ("estimate_geometry", c_int32),
     ]
 
 
@@ -180,6 +183,23 @@ class BackendInfoC(ctypes.Structure):
     ]
 
 
+class GeometryEstimateC(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("offset_u_mm", c_double),
+        ("offset_u_pixels", c_double),
+        ("tilt_deg", c_double),
+        ("offset_sigma_pixels", c_double),
+        ("tilt_sigma_deg", c_double),
+        ("confidence", c_double),
+        ("view_pairs", c_int32),
+        ("views_used", c_int32),
+        ("rows_used", c_int32),
+        ("flags", c_uint32),
+        ("basis", c_char * 256),
+    ]
+
+
 PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ProgressC))
 
 _Ctx = c_void_p
@@ -208,6 +228,22 @@ _PROTOTYPES = {
     "fdk_get_timings": (c_int32, [_Ctx, POINTER(Timings)]),
     "fdk_get_device_stats": (c_int32, [_Ctx, POINTER(DeviceStats)]),
     "fdk_get_backend_info": (c_int32, [POINTER(BackendInfoC)]),
+}
+
+# Added in 0.7 (geometry estimation): bound when the library has them, so
+# that everything else still runs on a 0.5 or 0.6 library; the functions
+# that need them ask through geometry_estimation().
+_Estimator = c_void_p
+_GEOMETRY_ESTIMATION_PROTOTYPES = {
+    "fdk_geometry_estimate_init": (POINTER(GeometryEstimateC), [POINTER(GeometryEstimateC)]),
+    "fdk_get_geometry_estimate": (c_int32, [_Ctx, POINTER(GeometryEstimateC)]),
+    "fdk_estimator_create": (c_int32, [POINTER(Config), POINTER(_Estimator)]),
+    "fdk_estimator_push": (c_int32, [_Estimator, c_int32, c_void_p, c_size_t]),
+    "fdk_estimator_estimate": (c_int32, [_Estimator, POINTER(GeometryEstimateC)]),
+    "fdk_estimator_last_error": (c_char_p, [_Estimator]),
+    "fdk_estimator_destroy": (None, [_Estimator]),
+    "fdk_apply_geometry_estimate": (c_int32, [POINTER(GeometryEstimateC), POINTER(View),
+                                              POINTER(View)]),
 }
 
 
@@ -243,6 +279,11 @@ def _load() -> ctypes.CDLL:
                                            f"{REQUIRED_VERSION[0]}.{REQUIRED_VERSION[1]}") from e
             f.restype = restype
             f.argtypes = argtypes
+        for fn, (restype, argtypes) in _GEOMETRY_ESTIMATION_PROTOTYPES.items():
+            f = getattr(lib, fn, None)
+            if f is not None:
+                f.restype = restype
+                f.argtypes = argtypes
         v = lib.fdk_version()
         major, minor = v // 10000, (v // 100) % 100
         if major != REQUIRED_VERSION[0] or minor < REQUIRED_VERSION[1]:
@@ -320,6 +361,18 @@ def lib() -> ctypes.CDLL:
             if _lib is None:
                 _lib = _load()
     return _lib
+
+
+def geometry_estimation() -> ctypes.CDLL:
+    """The library, once it is known to have the geometry estimation of 0.7
+    (LibraryNotFoundError naming what it lacks otherwise)."""
+    loaded = lib()
+    for fn in _GEOMETRY_ESTIMATION_PROTOTYPES:
+        if not hasattr(loaded, fn):
+            raise LibraryNotFoundError(
+                f"geometry estimation needs libfdk 0.7 or later; the library loaded "
+                f"({loaded.fdk_version_string().decode()}) lacks {fn}")
+    return loaded
 
 
 def library_path() -> str:

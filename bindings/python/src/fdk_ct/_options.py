@@ -59,6 +59,13 @@ def _switch(value: Optional[bool], name: str) -> int:
     return 1 if value else 2
 
 
+def _flag(value: bool, name: str) -> int:
+    """An int32 0/1 field from a bool only (a string such as "false" is truthy)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return 1 if value else 0
+
+
 def _devices(devices: Any) -> list:
     """The CUDA ordinals for fdk_config.devices (at most FDK_MAX_DEVICES int32)."""
     if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
@@ -77,7 +84,7 @@ def fill(cfg: _native.Config, *, window: str = "ram-lak", cutoff: float = 1.0,
          slab_thickness: int = 0, short_scan: Optional[bool] = None,
          offset_detector: Optional[bool] = None, truncation_padding: float = 0.0,
          outside_fov: str = "backproject", store_policy: str = "reduce-precision",
-         hann_cutoff_v: float = 0.0) -> None:
+         hann_cutoff_v: float = 0.0, estimate_geometry: bool = False) -> None:
     """Sets the options on a config already initialised by fdk_config_init.
 
     Every value is checked against its C field first (_checks: a number
@@ -99,7 +106,15 @@ def fill(cfg: _native.Config, *, window: str = "ram-lak", cutoff: float = 1.0,
         truncation_padding=check_float(truncation_padding, "truncation_padding"),
         outside_fov=_choice(OUTSIDE_FOV, outside_fov, "outside_fov"),
         store_policy=_choice(STORE_POLICIES, store_policy, "store_policy"),
-        hann_cutoff_v=check_float(hann_cutoff_v, "hann_cutoff_v"))
+        hann_cutoff_v=check_float(hann_cutoff_v, "hann_cutoff_v"),
+        estimate_geometry=_flag(estimate_geometry, "estimate_geometry"))
+    # A library older than 0.7 set a struct_size that ends before the field,
+    # and would reconstruct without a word about the estimate asked for.
+    if values["estimate_geometry"] and \
+            cfg.struct_size < _native.Config.estimate_geometry.offset + 4:
+        raise _native.LibraryNotFoundError(
+            "estimate_geometry needs libfdk 0.7 or later; the library loaded is "
+            f"{_native.lib().fdk_version_string().decode()}")
     devs = None if devices is None else _devices(devices)
     for field, value in values.items():
         setattr(cfg, field, value)

@@ -59,6 +59,14 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
                         f"{projections.dtype}")
     if not isinstance(geometry, Geometry):
         raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
+    if "estimate_geometry" in options:
+        # The one call returns the nominal geometry's volume and nothing
+        # else: an estimate made on the way would be lost, and applying one
+        # means filtering the raw views again.
+        raise TypeError("reconstruct() takes no estimate_geometry: use "
+                        "est = fdk_ct.estimate_geometry(projections, geometry), then "
+                        "reconstruct(projections, est.corrected(geometry)); or a "
+                        "Reconstructor(..., estimate_geometry=True)")
     views = projections.shape[0]
     if views != geometry.num_views:
         raise ValueError(f"{views} projections for a geometry of {geometry.num_views} views")

@@ -13,6 +13,7 @@ from . import _native, _options, _progress_bar
 from ._checks import INT32_MAX, INT32_MIN, check_int
 from .errors import InvalidStateError, OutOfRangeError, raise_for
 from .geometry import Geometry, Volume, ViewGeometry
+from .geometry_estimate import GeometryEstimate, new_c_estimate
 from .volume_array import VolumeArray
 
 PHASES = ("acquiring", "reconstructing", "done", "cancelled")
@@ -91,7 +92,9 @@ class Reconstructor:
         ``gpu_budget``, ``devices``, ``threads``, ``slab_thickness``,
         ``short_scan``, ``offset_detector`` (None = automatic, True, False),
         ``truncation_padding``, ``outside_fov`` ("backproject" or "zero"),
-        ``store_policy`` ("reduce-precision" or "strict"), ``hann_cutoff_v``.
+        ``store_policy`` ("reduce-precision" or "strict"), ``hann_cutoff_v``,
+        ``estimate_geometry`` (True: keep what :meth:`geometry_estimate`
+        needs, a few rows of each view; libfdk 0.7 or later).
 
     Raises
     ------
@@ -460,6 +463,19 @@ class Reconstructor:
         raise_for(status, message.decode(errors="replace"))
 
     # ---- introspection --------------------------------------------------------
+    def geometry_estimate(self) -> GeometryEstimate:
+        """The geometry estimate from the views pushed so far (any time, also
+        after :meth:`finish`); needs ``estimate_geometry=True``, else
+        :class:`~fdk_ct.errors.InvalidStateError`.
+
+        The volume stays the nominal geometry's: to apply the estimate,
+        reconstruct the raw views again with ``estimate.corrected(geometry)``.
+        """
+        lib = _native.geometry_estimation()
+        c = new_c_estimate()
+        self._call(lib.fdk_get_geometry_estimate, ctypes.byref(c))
+        return GeometryEstimate._from_c(c)
+
     def _info(self, cls: Any, fn: Callable[..., int]) -> Any:
         info = cls(struct_size=ctypes.sizeof(cls))
         self._call(fn, ctypes.byref(info))
