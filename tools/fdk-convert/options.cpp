@@ -171,8 +171,8 @@ Output:
   --quiet                nothing on stderr but the error, if any
   --progress auto|bar|lines|none|json  (auto: a bar on a terminal, else a
                          line every 10 %; json: one JSON object per line on
-                         stdout: plan, progress, stage_done, message, done,
-                         error events, with --quiet too)
+                         stdout: plan, progress, stage_done, message,
+                         estimate, done, error events, with --quiet too)
   --version  --help
 
 Exit codes:
