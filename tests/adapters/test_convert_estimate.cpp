@@ -303,6 +303,42 @@ TEST(ConvertEstimate, ApplyEstimateEqualsTheCorrectedGeometryFile) {
   EXPECT_TRUE(!std::filesystem::exists(dir / "failed") || fdk_adapter_test::names_in(dir / "failed").empty());
 }
 
+// The preview's height in pixels (PNG's IHDR, or PGM's header), 0 when
+// unreadable: a caption line more makes it taller.
+int preview_height(const std::string& folder) {
+  const std::string png = fdk_adapter_test::read_all(folder + "/preview.png");
+  if (png.size() > 24) {
+    const auto* b = reinterpret_cast<const unsigned char*>(png.data());
+    return (b[20] << 24) | (b[21] << 16) | (b[22] << 8) | b[23];
+  }
+  std::istringstream pgm(fdk_adapter_test::read_all(folder + "/preview.pgm"));
+  std::string magic;
+  int w = 0, h = 0;
+  pgm >> magic >> w >> h;
+  return magic == "P5" ? h : 0;
+}
+
+// --estimate-geometry with OUTPUT_DIR: the nominal reconstruction, the
+// estimate of the same pass reported and in the preview's caption, not
+// applied.
+TEST(ConvertEstimate, EstimateWithOutputDirKeepsTheNominalVolume) {
+  TempDir dir;
+  const std::string convert = make_scan(dir, 90) + " --geometry " + (dir / "nominal.xml") + " --format mha";
+  const auto plain = run(convert + " " + (dir / "plain") + " --quiet", dir);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const auto reported = run(convert + " " + (dir / "reported") + " --estimate-geometry --progress json --quiet", dir);
+  ASSERT_EQ(reported.code, 0) << reported.err;
+  EXPECT_NE(reported.out.find("\"event\":\"estimate\""), std::string::npos) << reported.out;
+  EXPECT_NE(reported.out.find("\"applied\":false"), std::string::npos) << reported.out;
+  EXPECT_EQ(reported.out.find("\"stage\":\"geometry estimate\""), std::string::npos)
+      << "no second pass: " << reported.out;
+  EXPECT_EQ(fdk_adapter_test::read_all(dir / "plain/volume.mha"), fdk_adapter_test::read_all(dir / "reported/volume.mha"));
+  EXPECT_GT(preview_height(dir / "reported"), preview_height(dir / "plain")) << "the caption's estimate line";
+  const auto text = run(convert + " " + (dir / "text") + " --estimate-geometry --quiet", dir);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("geometry estimate (not applied"), std::string::npos) << text.out;
+}
+
 // Below confidence 0.5 --apply-estimate refuses (exit 5) after printing the
 // estimate, and leaves no volume.
 TEST(ConvertEstimate, LowConfidenceIsNotAppliedWithoutForce) {
