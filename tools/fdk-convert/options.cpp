@@ -67,6 +67,10 @@ Examples:
   # RTK geometry file, 2x2 binning, 16-bit slices windowed to [0, 0.05]
   fdk-convert proj out --geometry geometry.xml --pixel-size 0.1 --bin 2 \
       --output-type uint16 --window 0,0.05
+  # the centre of rotation and detector tilt estimated from the projections
+  # (printed; no volume), then applied to the reconstruction
+  fdk-convert proj --geometry geometry.xml --estimate-geometry
+  fdk-convert proj out --geometry geometry.xml --apply-estimate
   # INI description, two GPUs, 8 GiB host budget, one MetaImage file
   fdk-convert proj out --geometry scan.ini --backend cuda --gpus 0,1 \
       --host-memory 8G --format mha
