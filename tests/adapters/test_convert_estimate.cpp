@@ -167,7 +167,7 @@ TEST(ConvertEstimate, EstimateOnlyPrintsTheFields) {
   const auto r = run(convert + " --estimate-geometry", dir);
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* field : {"geometry estimate", "offset:", " px = ", " mm (sigma ", "tilt:", " deg (sigma ",
-                            "confidence:", "flags:", "used:", "90 views", "basis:"}) {
+                            "confidence:", "flags:", "used:", " views, ", "basis:"}) {
     EXPECT_NE(r.out.find(field), std::string::npos) << field << " in\n" << r.out;
   }
   EXPECT_EQ(fdk_adapter_test::names_in(dir.path()), before) << "an estimate-only run writes nothing";
@@ -189,7 +189,12 @@ TEST(ConvertEstimate, EstimateOnlyPrintsTheFields) {
   EXPECT_NE(event.find("\"flags\":["), std::string::npos) << event;
   EXPECT_NE(event.find("\"applied\":false"), std::string::npos) << event;
   EXPECT_FALSE(json_basis(event).empty()) << event;
-  EXPECT_EQ(json_field(event, "views_used"), 90) << event;
+  // The placeholder estimator counts nothing; a real one uses some views
+  // of the 90, each of which has an opposite one in a full turn.
+  EXPECT_LE(json_field(event, "views_used"), 90) << event;
+  if (!placeholder(json_basis(event))) {
+    EXPECT_GT(json_field(event, "views_used"), 0) << event;
+  }
 }
 
 // --write-geometry: a valid RTK file whose views are the nominal ones plus
