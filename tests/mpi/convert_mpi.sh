@@ -3,7 +3,8 @@
 # one process and by 2 and 3 ranks with the same --slab-thickness gives the
 # same files byte for byte (TIFF slices and one MetaImage), with a preview;
 # a projection that only one rank reads, unreadable, ends the job with exit
-# code 3 (unusable input) on every rank, in bounded time, leaving no output.
+# code 3 (unusable input) on every rank, in bounded time, leaving no output;
+# the geometry estimate's flags are refused (exit code 2, not supported yet).
 # usage: convert_mpi.sh WORKDIR FDK_SCAN_SIM FDK_CONVERT MPIEXEC [MPIEXEC_ARGS...] NUMPROC_FLAG
 set -u
 work=$1 sim=$2 convert=$3
@@ -65,5 +66,17 @@ for n in 2 3; do
   grep -q "rank 1: .*proj_0001" "bad$n.log" || fail "$n ranks: the failure does not name rank 1: $(cat "bad$n.log")"
   [ -z "$(ls "bad$n" 2>/dev/null | grep -v '^\.')" ] || fail "$n ranks, damaged view: files left: $(ls "bad$n")"
   echo "$n ranks, damaged view 1: exit code 3 after $((SECONDS - start)) s, nothing left behind"
+done
+
+# The geometry estimate needs every view in one process: under 2 ranks its
+# flags are refused with exit code 2 before any work, naming the reason.
+for flags in "est --estimate-geometry" "apply --apply-estimate"; do
+  set -- $flags
+  timeout 60 "${launcher[@]}" "$numproc" 2 "$convert" scan/projections "$1" "${args[@]}" "$2" > "$1.log" 2>&1
+  code=$?
+  [ "$code" -eq 2 ] || fail "2 ranks, $2: exit code $code, not 2: $(cat "$1.log")"
+  grep -q "not supported yet with several ranks" "$1.log" || fail "2 ranks, $2: no reason: $(cat "$1.log")"
+  [ -z "$(ls "$1" 2>/dev/null)" ] || fail "2 ranks, $2: files left: $(ls "$1")"
+  echo "2 ranks, $2: refused with exit code 2"
 done
 echo "PASS"

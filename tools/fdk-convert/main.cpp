@@ -37,6 +37,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,6 +52,7 @@
 #include "sources.hpp"
 #include "outputs.hpp"
 #include "distributed.hpp"
+#include "estimate.hpp"
 #include "inputs.hpp"
 #include "provenance.hpp"
 #include "result_folder.hpp"
@@ -126,12 +128,68 @@ struct Context {
 // The ranks of a distributed run (null for one process).
 std::unique_ptr<Ranks> g_ranks;
 
+// The estimate where the user reads it: in words on stdout (the run's
+// result when it only estimates, so --quiet keeps it), or as an "estimate"
+// event with --progress json (stdout then holds only JSON lines).
+void report_estimate(fdk_tools::Progress& progress, const fdk_geometry_estimate& e, const std::string& applied_text,
+                     bool applied) {
+  if (progress.json()) {
+    progress.event(estimate_json(e, applied));
+    return;
+  }
+  std::fputs(estimate_text(e, applied_text).c_str(), stdout);
+  fdk_tools::flush_checked(stdout);
+}
+
+// Whether the run will apply an estimate (or refuse it, check_confidence).
+bool will_apply(const fdk_geometry_estimate& e, const Options& o) {
+  return e.confidence >= kMinimumConfidence || o.force_estimate;
+}
+
+// fdk-convert PROJECTIONS --estimate-geometry: one pass over the views into
+// an estimator, the estimate on stdout, the corrected geometry file if
+// asked; no library context, no volume, no output folder.
+int run_estimate_only(const Options& o, const ad::ProjectionSource& source, const fdk_config& config,
+                      const GeometryOrigins& origins, std::chrono::steady_clock::time_point t_start) {
+  Estimator estimator(config, origins);
+  fdk_tools::Progress progress(o.progress);
+  size_t clamped_total = 0;
+  int clamped_views = 0;
+  push_all_views(source, o, &estimator, &progress, throw_if_stopped, &clamped_total, &clamped_views);
+  const fdk_geometry_estimate e = estimator.estimate();
+  if (clamped_total && !o.quiet) {
+    progress.message("note: " + std::to_string(clamped_total) + " pixels in " + std::to_string(clamped_views) +
+                     " projections had a transmission below the clamp (" +
+                     fmt("%g", o.folder.preprocess.min_transmission) + ") and were clamped");
+  }
+  const bool write = !o.write_geometry.empty();
+  report_estimate(progress, e,
+                  write && will_apply(e, o) ? "applied to '" + o.write_geometry + "'"
+                  : write                   ? "not applied: confidence below 0.5"
+                                            : "not applied: no --write-geometry",
+                  write && will_apply(e, o));
+  if (write) {
+    check_confidence(e, o.force_estimate, "--write-geometry '" + o.write_geometry + "'");
+    GeometryOutput out(o.write_geometry, corrected_views(e, views_of(config.scan)));
+    throw_if_stopped();
+    out.publish();
+    if (!o.quiet) progress.message("corrected geometry: '" + o.write_geometry + "'");
+  }
+  progress.stop();
+  throw_if_stopped();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  progress.event("{\"event\":\"done\",\"seconds\":" + fdk_tools::json_number(seconds) + ",\"outputs\":[" +
+                 (write ? fdk_tools::json_string(o.write_geometry) : std::string()) + "],\"preview\":null}");
+  return kExitOk;
+}
+
 int run(const Options& o) {
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
   auto say = [&](const std::string& text) {
     if (!o.quiet) std::fprintf(stderr, "%s\n", text.c_str());
   };
+  check_geometry_output(o);  // --write-geometry's refusals, before any work
 
   // ---- geometry files ------------------------------------------------------------
   ad::ScanDescription desc;
@@ -378,6 +436,7 @@ int run(const Options& o) {
   }
   origins.reshaped = o.folder.preprocess.bin_u > 1 || o.folder.preprocess.bin_v > 1 ||
                      o.folder.preprocess.crop.width > 0 || o.folder.preprocess.crop.height > 0;
+  if (o.estimate_only()) return run_estimate_only(o, folder, config, origins, t_start);
   if (g_ranks) return g_ranks->run(Job{o, folder, config, have_xml, first_view, t_start, g_signal, origins});
   Context lib;
   if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
@@ -509,6 +568,50 @@ int run(const Options& o) {
   prepare_output(o, volume, result.staging(), &output);
   const std::unique_ptr<ad::VolumeWriter> writer = open_writer(o, volume, output);
 
+  fdk_tools::Progress progress(o.progress);
+  // ---- --apply-estimate: pass 1 estimates, the library restarts with the corrected geometry ----
+  // The estimate needs every view before the reconstruction starts (its
+  // views are filtered with the geometry it was created with), so the
+  // projections are read twice; the output and the budget were checked
+  // above with the nominal geometry, so neither fails after pass 1.
+  std::optional<fdk_geometry_estimate> estimate;
+  bool estimate_applied = false;
+  std::vector<fdk_view> corrected_storage;
+  std::unique_ptr<GeometryOutput> geometry_output;
+  std::unique_ptr<Estimator> same_pass_estimator;  // --estimate-geometry alone: fed by the push loop
+  const std::vector<fdk_view> nominal_views = views_of(config.scan);
+  if (o.apply_estimate) {
+    {
+      Estimator estimator(config, origins);
+      size_t clamped_pixels = 0;  // counted (and reported) by pass 2
+      int clamped_views_pass1 = 0;
+      push_all_views(folder, o, &estimator, &progress, throw_if_stopped, &clamped_pixels, &clamped_views_pass1);
+      estimate = estimator.estimate();
+    }
+    estimate_applied = will_apply(*estimate, o);
+    report_estimate(progress, *estimate,
+                    estimate_applied ? "applied to the reconstruction" : "not applied: confidence below 0.5",
+                    estimate_applied);
+    check_confidence(*estimate, o.force_estimate, "--apply-estimate");
+    config = corrected_config(config, *estimate, &corrected_storage);
+    fdk_destroy(lib.ctx);  // one context at a time: the nominal one held no views
+    lib.ctx = nullptr;
+    if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
+      throw setup_failure(s, fdk_last_create_error(), origins, config);
+    }
+    const bool half_fan_before = plan.offset_detector != 0;
+    if (const fdk_status s = fdk_get_plan_info(lib.ctx, &plan); s != FDK_OK) lib.fail("fdk_get_plan_info", s);
+    if ((plan.offset_detector != 0) != half_fan_before) {
+      say(std::string("half fan: ") + (plan.offset_detector ? "on" : "off") +
+          " with the corrected geometry (--offset-detector to choose)");
+    }
+  } else if (o.estimate_geometry) {
+    same_pass_estimator = std::make_unique<Estimator>(config, origins);
+  }
+  if (estimate && !o.write_geometry.empty()) {  // complete now, under its final name once the volume is
+    geometry_output = std::make_unique<GeometryOutput>(o.write_geometry, corrected_views(*estimate, nominal_views));
+  }
+
   // ---- a watchdog: signals cancel the library ------------------------------------------
   std::atomic<bool> done{false};
   std::thread watchdog([&] {
@@ -529,7 +632,6 @@ int run(const Options& o) {
     }
   } joiner{done, watchdog};
 
-  fdk_tools::Progress progress(o.progress);
   // ---- read, correct, push ---------------------------------------------------------------
   size_t clamped_total = 0;
   int clamped_views = 0;
@@ -564,12 +666,26 @@ int run(const Options& o) {
         }
         throw f;
       }
+      if (same_pass_estimator) same_pass_estimator->push(i, pixels, folder.describe(i));
       reader.release(i);
       progress.add();
     }
     progress.end_stage();
   }
   if (const fdk_status s = fdk_finish(lib.ctx); s != FDK_OK) lib.fail("fdk_finish", s);
+  if (same_pass_estimator) {  // --estimate-geometry with OUTPUT_DIR: reported, the volume stays nominal
+    estimate = same_pass_estimator->estimate();
+    same_pass_estimator.reset();
+    const bool write = !o.write_geometry.empty();
+    report_estimate(progress, *estimate,
+                    write && will_apply(*estimate, o) ? "not applied to the volume; applied to '" + o.write_geometry + "'"
+                                                      : "not applied: the volume has the nominal geometry",
+                    false);
+    if (write) {
+      check_confidence(*estimate, o.force_estimate, "--write-geometry '" + o.write_geometry + "'");
+      geometry_output = std::make_unique<GeometryOutput>(o.write_geometry, corrected_views(*estimate, nominal_views));
+    }
+  }
   {
     fdk_store_info store{};
     store.struct_size = sizeof store;
@@ -640,7 +756,8 @@ int run(const Options& o) {
     facts.views = count;
     facts.first_view = first_view;
     facts.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-    const std::vector<std::string> caption = preview_caption(o, config, facts);
+    std::vector<std::string> caption = preview_caption(o, config, facts);
+    if (estimate) caption.push_back(estimate_caption(*estimate, estimate_applied));
     const fdk_tools::PreviewWritten written =
         preview.write(ad::join_path(result.staging(), "preview"), o.have_window ? o.window_lo : 0,
                       o.have_window ? o.window_hi : 0, caption, output.preview_fault);
@@ -655,6 +772,10 @@ int run(const Options& o) {
   throw_if_stopped();
   // Every file is complete: now, and only now, the final names.
   const std::vector<std::string> removed = result.publish();
+  if (geometry_output) {  // after the volume: a corrected geometry names a result that exists
+    geometry_output->publish();
+    if (!o.quiet) progress.message("corrected geometry: '" + geometry_output->path() + "'");
+  }
   if (!removed.empty() && (!o.quiet || progress.json())) {
     progress.message(removed_message(o.output, removed));
   }
@@ -663,6 +784,7 @@ int run(const Options& o) {
   {
     std::string files;
     for (const std::string& f : outputs) files += (files.empty() ? "" : ",") + fdk_tools::json_string(f);
+    if (geometry_output) files += "," + fdk_tools::json_string(geometry_output->path());
     progress.event("{\"event\":\"done\",\"seconds\":" + fdk_tools::json_number(seconds) + ",\"outputs\":[" +
                    files + "],\"preview\":" +
                    (preview_path.empty() ? std::string("null") : fdk_tools::json_string(preview_path)) + "}");
@@ -692,6 +814,13 @@ int main(int argc, char** argv) {
     // in silence and the launcher ending the others.
     g_ranks = join_ranks(launch);
     Options o = parse_options(argc, argv);
+    if (g_ranks && o.estimates()) {
+      // The estimate needs every view in one estimator, and the ranks each
+      // read a share: not supported yet (refused before the first meeting,
+      // so every rank leaves with 2).
+      usage_error("--estimate-geometry and --apply-estimate are not supported yet with several ranks "
+                  "(the estimate needs every view in one process): run fdk-convert as one process");
+    }
     if (g_ranks && g_ranks->rank() > 0) {  // rank 0 speaks for the job
       o.quiet = true;
       o.progress = fdk_tools::ProgressStyle::kNone;

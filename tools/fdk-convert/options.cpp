@@ -50,6 +50,7 @@ int exit_code_of_current_exception(std::string* message) {
 namespace {
 
 const char* kHelp = R"(usage: fdk-convert PROJECTIONS OUTPUT_DIR [options]
+       fdk-convert PROJECTIONS --estimate-geometry [--write-geometry FILE] [options]
 
 Reconstructs a cone-beam CT volume (FDK) from projections (a folder of TIFF
 files, a multi-page TIFF, a MetaImage .mha/.mhd or NRRD .nrrd/.nhdr stack, a
@@ -66,6 +67,10 @@ Examples:
   # RTK geometry file, 2x2 binning, 16-bit slices windowed to [0, 0.05]
   fdk-convert proj out --geometry geometry.xml --pixel-size 0.1 --bin 2 \
       --output-type uint16 --window 0,0.05
+  # the centre of rotation and detector tilt estimated from the projections
+  # (printed; no volume), then applied to the reconstruction
+  fdk-convert proj --geometry geometry.xml --estimate-geometry
+  fdk-convert proj out --geometry geometry.xml --apply-estimate
   # INI description, two GPUs, 8 GiB host budget, one MetaImage file
   fdk-convert proj out --geometry scan.ini --backend cuda --gpus 0,1 \
       --host-memory 8G --format mha
@@ -129,6 +134,23 @@ Reconstruction:
                          at the compression typical of noisy projections
                          (refused by default, exit 7, before any work)
   --precision float32|float16   --threads N   --slab-thickness PLANES
+Geometry estimation (from the projections themselves; docs/ADAPTERS.md):
+  --estimate-geometry    estimate the detector's offset along u (the centre of
+                         rotation) and its in-plane tilt from the line
+                         integrals the reconstruction gets, and print them on
+                         stdout (an "estimate" event with --progress json).
+                         Without OUTPUT_DIR: only that, no volume; with it:
+                         also the nominal reconstruction, the estimate in its
+                         preview caption, not applied
+  --apply-estimate       estimate first (a pass over the projections), then
+                         reconstruct into OUTPUT_DIR with every view corrected
+                         (projection offset x + offset, in-plane angle + tilt)
+  --write-geometry FILE  the corrected views as an RTK XML geometry file
+                         (with --estimate-geometry or --apply-estimate; an
+                         existing FILE only with --force; never an input)
+  --force-estimate       apply (--apply-estimate, --write-geometry) an
+                         estimate whose confidence is below 0.5 (refused by
+                         default: exit 5, naming the confidence and basis)
 Output:
   --format tiff|stack|bigtiff|mha|mhd|nrrd   where the volume goes:
                          tiff (default): OUTPUT_DIR/slice_NNNN.tif, one per y
@@ -148,12 +170,13 @@ Output:
   --compression none|lzw|deflate   (formats tiff and bigtiff)
   --preview-at X,Y,Z     where preview.png's three slices cross, in mm
                          (default: the volume's centre)
-  --no-preview  --force (replace the earlier result in OUTPUT_DIR)
+  --no-preview  --force (replace the earlier result in OUTPUT_DIR, and an
+                         existing --write-geometry FILE)
   --quiet                nothing on stderr but the error, if any
   --progress auto|bar|lines|none|json  (auto: a bar on a terminal, else a
                          line every 10 %; json: one JSON object per line on
-                         stdout: plan, progress, stage_done, message, done,
-                         error events, with --quiet too)
+                         stdout: plan, progress, stage_done, message,
+                         estimate, done, error events, with --quiet too)
   --version  --help
 
 Exit codes:
@@ -170,7 +193,8 @@ Exit codes:
   4  output cannot be written (folder, permissions, full disk), or stdout
      closed by its reader (e.g. --progress json | head -1)
   5  the reconstruction failed (library error: backend unavailable, device,
-     out of memory)
+     out of memory), or a geometry estimate to apply has a confidence below
+     0.5 (--force-estimate applies it anyway)
   6  interrupted (SIGINT, SIGTERM, SIGHUP)
   7  the memory budgets cannot hold this reconstruction: refused before any
      work, with the --host-memory that would fit
@@ -484,6 +508,15 @@ Options parse_options(int argc, char** argv) {
       const auto v = parse_list(arg, next(), 3, 3);
       o.have_preview_at = true;
       for (int a = 0; a < 3; ++a) o.preview_at[a] = v[a];
+    } else if (arg == "--estimate-geometry") {
+      o.estimate_geometry = true;
+    } else if (arg == "--apply-estimate") {
+      o.apply_estimate = true;
+    } else if (arg == "--force-estimate") {
+      o.force_estimate = true;
+    } else if (arg == "--write-geometry") {
+      o.write_geometry = next();
+      if (o.write_geometry.empty()) usage_error("--write-geometry needs a file name");
     } else if (arg == "--no-preview") {
       o.preview = false;
     } else if (arg == "--force") {
@@ -504,12 +537,28 @@ Options parse_options(int argc, char** argv) {
       positional.push_back(arg);
     }
   }
-  if (positional.size() != 2) {
-    usage_error(positional.size() < 2 ? "expected PROJECTIONS and OUTPUT_DIR"
-                                      : "unexpected argument '" + positional[2] + "'");
+  // --estimate-geometry alone needs no OUTPUT_DIR: it estimates and writes
+  // no volume.
+  const size_t needed = o.estimate_geometry && !o.apply_estimate ? 1 : 2;
+  if (positional.size() < needed || positional.size() > 2) {
+    usage_error(positional.empty()        ? "expected PROJECTIONS and OUTPUT_DIR"
+                : positional.size() < 2   ? std::string(o.apply_estimate
+                                                            ? "--apply-estimate reconstructs: expected PROJECTIONS "
+                                                              "and OUTPUT_DIR"
+                                                            : "expected PROJECTIONS and OUTPUT_DIR (or "
+                                                              "--estimate-geometry to only estimate)")
+                                          : "unexpected argument '" + positional[2] + "'");
   }
   o.projections = positional[0];
-  o.output = positional[1];
+  if (positional.size() > 1) o.output = positional[1];
+  // The estimate's flags need an estimate to act on: a file or an override
+  // that silently did nothing would look like a result.
+  if (!o.write_geometry.empty() && !o.estimates()) {
+    usage_error("--write-geometry writes the estimated geometry: give --estimate-geometry or --apply-estimate");
+  }
+  if (o.force_estimate && !o.apply_estimate && o.write_geometry.empty()) {
+    usage_error("--force-estimate applies a low-confidence estimate: give --apply-estimate or --write-geometry");
+  }
   if (o.type == ad::VoxelType::kUInt16 && !o.have_window) {
     usage_error("--output-type uint16 needs --window LO,HI (the values mapped to 0 and 65535)");
   }

@@ -84,6 +84,18 @@ struct Options {
   bool have_preview_at = false;
   double preview_at[3] = {0, 0, 0};  // mm: where the preview's slices cross
   fdk_tools::ProgressStyle progress = fdk_tools::ProgressStyle::kAuto;
+  // Geometry estimation (issue 41; estimate.hpp). Without OUTPUT_DIR the run
+  // only estimates; with it, --estimate-geometry reports the estimate of the
+  // views the nominal reconstruction gets, --apply-estimate reconstructs
+  // with the corrected geometry.
+  bool estimate_geometry = false;  // --estimate-geometry
+  bool apply_estimate = false;     // --apply-estimate
+  bool force_estimate = false;     // --force-estimate: apply below confidence 0.5
+  std::string write_geometry;      // --write-geometry FILE: the corrected views as RTK XML
+  // Any estimation flag: the run estimates (and MPI refuses it).
+  bool estimates() const { return estimate_geometry || apply_estimate; }
+  // No OUTPUT_DIR: estimate only, no volume.
+  bool estimate_only() const { return output.empty(); }
 };
 
 // Parses the command line; --help and --version print and exit 0. Throws
