@@ -69,6 +69,8 @@ constexpr size_t kPlanInfoSize02 = offsetof(fdk_plan_info, store_policy);
 constexpr size_t kStoreInfoSize02 = offsetof(fdk_store_info, views_reduced);
 // And as 0.4 did.
 constexpr size_t kConfigSize04 = offsetof(fdk_config, hann_cutoff_v);
+// And as 0.5 and 0.6 did.
+constexpr size_t kConfigSize06 = offsetof(fdk_config, estimate_geometry);
 constexpr size_t kProgressSize04 = offsetof(fdk_progress, backprojection_done);
 
 // Accepts the current size and any of `older`.
@@ -150,7 +152,7 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
     // its bytes, the rest keeps fdk_config_init's defaults.
     fdk_config full;
     if (config->struct_size == kConfigSize01 || config->struct_size == kConfigSize02 ||
-        config->struct_size == kConfigSize04) {
+        config->struct_size == kConfigSize04 || config->struct_size == kConfigSize06) {
       const size_t size = config->struct_size;
       fdk_config_init(&full);
       std::memcpy(&full, config, size);
@@ -275,6 +277,13 @@ fdk_status fdk_get_progress(const fdk_context* ctx, fdk_progress* progress) {
   FDK_WITH_CTX(ctx, {
     check_out_struct(progress, "fdk_progress", kProgressSize04);
     copy_out(recon_of(ctx).progress(), progress);
+  });
+}
+
+fdk_status fdk_get_geometry_estimate(fdk_context* ctx, fdk_geometry_estimate* estimate) {
+  FDK_WITH_CTX(ctx, {
+    fdk::capi::check_estimate_struct(estimate);
+    fdk::capi::estimate_to_c(recon_of(ctx).geometry_estimate(), estimate);
   });
 }
 

@@ -32,6 +32,11 @@ namespace fdk::capi {
 void set_thread_error(const std::string& message);
 void set_error(const fdk_context* ctx, const std::string& message);
 
+// fdk_geometry_estimate in and out (estimate_api.cpp): struct_size checked,
+// the core's estimate copied, the basis cut to the field.
+void check_estimate_struct(const fdk_geometry_estimate* estimate);
+void estimate_to_c(const fdk::GeometryEstimate& from, fdk_geometry_estimate* to);
+
 // Counts one API call on a handle for fdk_destroy (see fdk_context::calls).
 class CallScope {
  public:

@@ -84,6 +84,9 @@ Settings validate_config(const fdk_config& c) {
     fail(FDK_ERROR_INVALID_ARGUMENT, "store_policy is " + std::to_string(c.store_policy) +
                                          ": it must be FDK_STORE_REDUCE_PRECISION (0) or FDK_STORE_STRICT (1)");
   require_within(c.hann_cutoff_v, 0, 1, "hann_cutoff_v", "[0, 1] (0 = off)");
+  if (c.estimate_geometry != 0 && c.estimate_geometry != 1)
+    fail(FDK_ERROR_INVALID_ARGUMENT,
+         "estimate_geometry is " + std::to_string(c.estimate_geometry) + ": it must be 0 (off) or 1");
 
   Settings s;
   s.config = c;

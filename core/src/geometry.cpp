@@ -195,6 +195,22 @@ std::array<double, 12> rtk_matrix(const ViewGeometry& g) {
   return out;
 }
 
+std::vector<fdk_view> scan_parameters(const fdk_scan& scan, const std::string& what) {
+  if (scan.kind == FDK_SCAN_MATRICES)
+    fail(FDK_ERROR_INVALID_ARGUMENT, what + " needs the views' RTK parameters; a scan given as matrices has none");
+  scan_views(scan);  // every value checked, with the message naming it
+  std::vector<fdk_view> views(static_cast<size_t>(scan.num_views));
+  for (int i = 0; i < scan.num_views; ++i) {
+    if (scan.kind == FDK_SCAN_VIEWS) {
+      views[static_cast<size_t>(i)] = scan.views[i];
+    } else {
+      views[static_cast<size_t>(i)] = scan.uniform;
+      views[static_cast<size_t>(i)].gantry_angle_deg = scan.first_angle_deg + i * scan.arc_deg / scan.num_views;
+    }
+  }
+  return views;
+}
+
 std::vector<ViewGeometry> scan_views(const fdk_scan& scan) {
   if (scan.num_views < 1)
     fail(FDK_ERROR_INVALID_ARGUMENT, "scan.num_views is " + std::to_string(scan.num_views) + ": it must be >= 1");

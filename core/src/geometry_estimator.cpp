@@ -283,6 +283,11 @@ void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_by
   kept_.at(static_cast<size_t>(index)) = std::move(kv);
 }
 
+void GeometryEstimator::set_view(int index, const fdk_view& view) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  views_.at(static_cast<size_t>(index)) = view;
+}
+
 GeometryEstimate GeometryEstimator::estimate() const {
   std::vector<std::shared_ptr<const conjugate::KeptView>> kept;
   {

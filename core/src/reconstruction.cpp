@@ -51,13 +51,22 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
 Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& make_backend, const Part& part)
     : settings_(validate_config(config)), ingest_pool_(std::min(settings_.num_threads, kMaxPushThreads)) {
   const fdk_config& c = settings_.config;
-  const uint64_t bookkeeping =
+  uint64_t bookkeeping =
       static_cast<uint64_t>(std::max(0, c.scan.num_views)) * bookkeeping_bytes_per_view(std::max(0, c.detector.size[1]));
-  bookkeeping_ = bookkeeping;
   if (bookkeeping > settings_.host_budget / 2)
     fail(FDK_ERROR_BUDGET, "num_views " + std::to_string(c.scan.num_views) + " needs " + mib(bookkeeping) +
                                " of per-view bookkeeping, more than half the host memory budget (" +
                                mib(settings_.host_budget) + ")");
+  if (c.estimate_geometry) {
+    // Made after the check above, which bounds what its per-view lists take.
+    estimator_ = std::make_unique<GeometryEstimator>(scan_parameters(config.scan, "estimate_geometry"), c.detector);
+    bookkeeping += estimator_->memory_bytes();
+    if (bookkeeping > settings_.host_budget / 2)
+      fail(FDK_ERROR_BUDGET, "the geometry estimate's rows (" + mib(estimator_->memory_bytes()) +
+                                 ") and the per-view bookkeeping need " + mib(bookkeeping) +
+                                 ", more than half the host memory budget (" + mib(settings_.host_budget) + ")");
+  }
+  bookkeeping_ = bookkeeping;
   model_.volume = c.volume;
   if (part.plane_begin < 0 || part.plane_end > c.volume.size[1] || part.plane_begin >= part.plane_end)
     fail(FDK_ERROR_INVALID_ARGUMENT, "planes [" + std::to_string(part.plane_begin) + ", " +
@@ -200,7 +209,19 @@ void Reconstruction::push_rows(int index, int row_begin, int row_end, const floa
   const ViewGeometry geometry = view ? view_from_parameters(*view, "view: ") : configured_views_[v];
   const IndexMatrix matrix = view ? index_matrix(geometry, model_.volume, model_.detector) : configured_matrices_[v];
   ingest_->push(index, geometry, matrix, pixels, row_pitch_bytes, ingest_pool_, row_begin, row_end);
+  // Accepted, hence finite: the estimate keeps its rows. A rank of
+  // libfdk_mpi holds only some rows of a view, which an estimate cannot use.
+  if (estimator_ && row_begin == 0 && row_end == model_.input_detector.size[1]) {
+    if (view) estimator_->set_view(index, *view);
+    estimator_->add_view(index, pixels, row_pitch_bytes);
+  }
   notify_progress();
+}
+
+GeometryEstimate Reconstruction::geometry_estimate() const {
+  if (!estimator_)
+    fail(FDK_ERROR_INVALID_STATE, "no geometry estimate: the reconstruction was created with estimate_geometry = 0");
+  return estimator_->estimate();
 }
 
 IndexMatrix Reconstruction::matrix_of(const fdk_view& view) const {

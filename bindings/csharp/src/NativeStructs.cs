@@ -76,6 +76,7 @@ namespace Fdk
         public int outside_fov;
         public int store_policy;
         public double hann_cutoff_v;
+        public int estimate_geometry;  // 0.7
     }
 
     [StructLayout(LayoutKind.Sequential)]

@@ -104,6 +104,12 @@ fdk_status fdk_mpi_create(const fdk_config* config, const fdk_mpi_config* mpi_co
       mpi.timeout_s = 120;  // still bounds the exchange that reports it
     }
     if (!std::isfinite(mpi.capacity)) refuse(FDK_ERROR_INVALID_ARGUMENT, "fdk_mpi_config.capacity is not finite");
+    // A rank holds only its band of each view's rows; the estimate needs
+    // rows across the whole detector (fdk_estimator does it from files).
+    if (config && config->struct_size == sizeof(fdk_config) && config->estimate_geometry != 0)
+      refuse(FDK_ERROR_INVALID_ARGUMENT,
+             "estimate_geometry is not supported under libfdk_mpi: a rank holds only its band of each view's rows; "
+             "estimate with fdk_estimator before the distributed run");
     auto ctx = std::make_unique<fdk_mpi_context>();
     ctx->rank = std::make_unique<fdk::mpi::Rank>(config, mpi, comm, early.get());
     Live::of_process().add(ctx.get());

@@ -73,6 +73,7 @@ int main(void) {
   FIELD(fdk_config, outside_fov);
   FIELD(fdk_config, store_policy);
   FIELD(fdk_config, hann_cutoff_v);
+  FIELD(fdk_config, estimate_geometry);
 
   SIZE(fdk_slab_info);
   FIELD(fdk_slab_info, struct_size);

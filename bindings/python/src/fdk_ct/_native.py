@@ -82,6 +82,7 @@ class Config(ctypes.Structure):
         ("outside_fov", c_int32),
         ("store_policy", c_int32),
         ("hann_cutoff_v", c_double),
+        ("estimate_geometry", c_int32),  # 0.7
     ]
 
 

@@ -54,6 +54,9 @@ ViewGeometry view_from_matrix(const double* m12, const std::string& prefix = "")
 std::array<double, 12> rtk_matrix(const ViewGeometry& g);
 // The nominal views of a scan description; throws fdk::Error.
 std::vector<ViewGeometry> scan_views(const fdk_scan& scan);
+// The same views as RTK parameters (checked as scan_views does); a
+// matrices-only scan has none: INVALID_ARGUMENT naming `what` needs them.
+std::vector<fdk_view> scan_parameters(const fdk_scan& scan, const std::string& what);
 
 // Maps voxel index (i, j, k, 1) to (column * w, row * w, w), column/row being
 // detector pixel indices and w = sid - Zr the depth along the principal ray

@@ -58,6 +58,9 @@ class GeometryEstimator {
   // against estimate(); views may arrive in any order, a view pushed again
   // replaces the earlier one.
   void add_view(int index, const float* pixels, size_t pitch_bytes);
+  // View `index` was measured at `view` instead of its nominal geometry (a
+  // push with its own geometry); the estimate then uses it for that view.
+  void set_view(int index, const fdk_view& view);
 
   // The estimate from the views kept so far. Never throws for lack of
   // data: with too few usable view pairs it returns confidence 0 and a

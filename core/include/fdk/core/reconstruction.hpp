@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fdk/core/backend.hpp"
+#include "fdk/core/geometry_estimator.hpp"
 #include "fdk/core/slab_cache.hpp"
 #include "fdk/core/slab_planner.hpp"
 #include "fdk/core/thread_pool.hpp"
@@ -72,6 +73,9 @@ class Reconstruction {
   int slab_count() const { return static_cast<int>(plan_.slabs.size()); }
   fdk_slab_info slab_info(int slab) const;
   fdk_progress progress() const;
+  // The geometry estimate from the views pushed so far; INVALID_STATE when
+  // the configuration did not ask for one (estimate_geometry).
+  GeometryEstimate geometry_estimate() const;
   fdk_store_info store_info() const;
   fdk_plan_info plan_info() const;
   // Whether the store holds every announced view's worst case at the
@@ -128,6 +132,7 @@ class Reconstruction {
   uint64_t voxels_outside_fov_ = 0;  // of the announced views, for fdk_plan_info
   std::vector<ViewGeometry> configured_views_;    // as announced, for pushes without geometry
   std::vector<IndexMatrix> configured_matrices_;
+  std::unique_ptr<GeometryEstimator> estimator_;  // estimate_geometry = 1
   std::unique_ptr<IngestPipeline> ingest_;  // after backend_: stopped before it is released
   SlabCache cache_;
   std::vector<unsigned char> slab_done_;
