@@ -289,17 +289,20 @@ void GeometryEstimator::set_view(int index, const fdk_view& view) {
 }
 
 GeometryEstimate GeometryEstimator::estimate() const {
+  // set_view() may replace views while this runs: work on a copy of both.
   std::vector<std::shared_ptr<const conjugate::KeptView>> kept;
+  std::vector<fdk_view> views;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     kept = kept_;
+    views = views_;
   }
   const conjugate::RowPlan& plan = *plan_;
   GeometryEstimate e;
   e.rows_used = plan.rows;
   std::vector<char> present(kept.size());
   for (size_t k = 0; k < kept.size(); ++k) present[k] = kept[k] != nullptr;
-  const std::vector<conjugate::ViewPose> poses = conjugate::poses_of(views_);
+  const std::vector<conjugate::ViewPose> poses = conjugate::poses_of(views);
   const Problem problem{&plan, &detector_, &poses, &kept};
 
   std::vector<Pair> pairs = conjugate::find_pairs(poses, present, detector_, 0.0, 2.0);
@@ -335,7 +338,7 @@ GeometryEstimate GeometryEstimator::estimate() const {
   e.flags = FDK_ESTIMATE_OFFSET | (with_tilt ? FDK_ESTIMATE_TILT : 0);
 
   const int principal = static_cast<int>(
-      std::lround((-views_[0].projection_offset_y - detector_.origin[1]) / detector_.spacing[1]));
+      std::lround((-views[0].projection_offset_y - detector_.origin[1]) / detector_.spacing[1]));
   const double share = angular_share(orbit_rows(plan, detector_.size[0], kept, principal));
   const double structure = share / (share + kStructureScale);
   if (share < kStructureScale) e.flags |= FDK_ESTIMATE_LOW_STRUCTURE;
@@ -350,7 +353,7 @@ GeometryEstimate GeometryEstimator::estimate() const {
                     std::to_string(e.views_used) + " views), " + std::to_string(plan.lines.size()) + " lines in " +
                     std::to_string(plan.bands.size()) + " bands of " + std::to_string(plan.rows) + " rows of " +
                     std::to_string(detector_.size[0]) + " columns" + (plan.reduced ? " (narrowed by the memory limit)" : "") +
-                    "; " + tilt_words + "; " + scan_words(arc, step, views_[0], detector_) + "; " +
+                    "; " + tilt_words + "; " + scan_words(arc, step, views[0], detector_) + "; " +
                     std::to_string(std::lround(share * 1000)) + " permille of the variance changes with angle");
   return e;
 }
