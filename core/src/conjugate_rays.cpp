@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 namespace fdk {
 namespace conjugate {
@@ -212,8 +213,14 @@ std::vector<Pair> find_pairs(const std::vector<ViewPose>& poses, const std::vect
   return pairs;
 }
 
-Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, const std::vector<int>& lines,
-             const Candidate& c, bool jacobian, double scale, std::vector<float>* residuals) {
+namespace {
+
+// The sums of evaluate() over pairs [begin, end); `cs`, `sn`: every view's
+// cosine and sine of its in-plane angle plus the candidate's tilt, computed
+// once per call rather than once per sample.
+Fit evaluate_range(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end,
+                   const std::vector<int>& lines, const Candidate& c, const std::vector<double>& cs,
+                   const std::vector<double>& sn, bool jacobian, double scale, std::vector<float>* residuals) {
   const fdk_detector& d = *p.detector;
   const int nu = d.size[0];
   const std::vector<ViewPose>& poses = *p.poses;
@@ -222,12 +229,12 @@ Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, siz
   // Column, row and their derivatives of ideal point (x, y) in view k.
   auto probe = [&](int k, const Band& band, double x, double y, double* dr_dd, double* dr_dt) {
     const ViewPose& v = poses[k];
-    const double cs = std::cos(v.in_plane + c.tilt), sn = std::sin(v.in_plane + c.tilt);
-    const double u = cs * x + sn * y - v.pox - c.offset;
-    const double w = -sn * x + cs * y - v.poy;
+    const double ck = cs[k], sk = sn[k];
+    const double u = ck * x + sk * y - v.pox - c.offset;
+    const double w = -sk * x + ck * y - v.poy;
     const Sample s = sample(*(*p.kept)[k], band, nu, (u - ou) / su, (w - ov) / sv - band.first_row);
     *dr_dd = -s.dcol / su;
-    *dr_dt = s.dcol / su * (-sn * x + cs * y) + s.drow / sv * (-cs * x - sn * y);
+    *dr_dt = s.dcol / su * (-sk * x + ck * y) + s.drow / sv * (-ck * x - sk * y);
     return s.value;
   };
   for (size_t n = begin; n < end; ++n) {
@@ -249,6 +256,61 @@ Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, siz
       fit.jtr[0] += w * gd * r;
       fit.jtr[1] += w * gt * r;
     }
+  }
+  return fit;
+}
+
+void accumulate(Fit& total, const Fit& part) {
+  total.cost += part.cost;
+  for (int k = 0; k < 3; ++k) total.jtj[k] += part.jtj[k];
+  for (int k = 0; k < 2; ++k) total.jtr[k] += part.jtr[k];
+  total.samples += part.samples;
+}
+
+// Samples below which one thread does the work: starting threads costs
+// more than such a sum.
+constexpr size_t kSamplesPerThread = 20000;
+// The pairs are cut into this many chunks whatever the machine, and the
+// chunks' sums are added in order: the same estimate on every machine.
+constexpr size_t kChunks = 16;
+
+}  // namespace
+
+Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, const std::vector<int>& lines,
+             const Candidate& c, bool jacobian, double scale, std::vector<float>* residuals) {
+  const std::vector<ViewPose>& poses = *p.poses;
+  std::vector<double> cs(poses.size()), sn(poses.size());
+  for (size_t k = 0; k < poses.size(); ++k) {
+    cs[k] = std::cos(poses[k].in_plane + c.tilt);
+    sn[k] = std::sin(poses[k].in_plane + c.tilt);
+  }
+  const size_t count = end > begin ? end - begin : 0;
+  const size_t work = count * std::max<size_t>(1, lines.size());
+  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min<size_t>({hardware, kChunks, std::max<size_t>(1, work / kSamplesPerThread)});
+  const size_t chunks = count >= kChunks && work >= 2 * kSamplesPerThread ? kChunks : 1;
+  std::vector<Fit> parts(chunks);
+  std::vector<std::vector<float>> kept_residuals(residuals ? chunks : 0);
+  auto run_chunk = [&](size_t k) {
+    parts[k] = evaluate_range(p, pairs, begin + count * k / chunks, begin + count * (k + 1) / chunks, lines, c, cs, sn,
+                              jacobian, scale, residuals ? &kept_residuals[k] : nullptr);
+  };
+  if (threads == 1 || chunks == 1) {
+    for (size_t k = 0; k < chunks; ++k) run_chunk(k);
+  } else {
+    // Each thread takes the chunks k = t, t + threads, ...: a fixed share.
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (size_t k = t; k < chunks; k += threads) run_chunk(k);
+      });
+    for (size_t k = 0; k < chunks; k += threads) run_chunk(k);
+    for (std::thread& th : pool) th.join();
+  }
+  Fit fit;
+  for (size_t k = 0; k < chunks; ++k) {
+    accumulate(fit, parts[k]);
+    if (residuals) residuals->insert(residuals->end(), kept_residuals[k].begin(), kept_residuals[k].end());
   }
   return fit;
 }

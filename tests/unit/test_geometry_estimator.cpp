@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <random>
 #include <string>
@@ -28,15 +29,12 @@ constexpr int kColumns = 160;
 constexpr int kRows = 128;        // +-96 mm: a cone half-angle of 3.7 deg
 constexpr double kOffsetTolerance = 0.1;  // pixels
 constexpr double kTiltTolerance = 0.05;   // degrees
-// The Shepp-Logan heads' tilt: off the orbit plane conjugate rays are only
-// approximate, and the heads' strong vertical structure (skull caps, small
-// ellipsoids above and below the plane) biases the rows' shear by up to
-// 0.45 deg on this detector (docs/ACCURACY.md, "Geometry estimation"). The
-// bound keeps the measured bias from growing unnoticed.
+// The Shepp-Logan heads' tilt: they change little along y at the orbit
+// plane, and off it conjugate rays only cross, so the tilt there is biased
+// (docs/ACCURACY.md, "Geometry estimation"); the estimate says so (sigma,
+// confidence < 0.5, checked above). The bound keeps the bias from growing.
 constexpr double kHeadTiltTolerance = 0.5;
-// With 1e4 photons the heads' tilt strays further (0.71 deg measured): the
-// bound only says the offset stays right.
-constexpr double kNoisyHeadTiltTolerance = 1.0;
+constexpr double kNoisyHeadTiltTolerance = 0.7;
 
 struct Scan {
   std::vector<fdk_view> views;
@@ -147,16 +145,30 @@ void expect_recovered(const std::vector<Ellipsoid>& phantom, const Scan& scan, c
   record(e, t);
   EXPECT_NEAR(e.offset_u_pixels, t.offset_pixels, kOffsetTolerance) << e.basis;
   EXPECT_NEAR(e.offset_u_mm, t.offset_pixels * kPixel, kOffsetTolerance * kPixel);
-  EXPECT_NEAR(e.tilt_deg, t.tilt_deg, tilt_tolerance) << e.basis;
-  EXPECT_GE(e.confidence, 0.5) << e.basis;
+  // Issue 41: never a confident wrong tilt. A tilt off by more than the
+  // bar must say so: sigma at least a third of the error, confidence < 0.5.
+  const double tilt_error = std::fabs(e.tilt_deg - t.tilt_deg);
+  EXPECT_LE(tilt_error, tilt_tolerance) << e.basis;
+  if (tilt_error > kTiltTolerance) {
+    EXPECT_LT(e.confidence, 0.5) << e.basis;
+    EXPECT_GE(e.tilt_sigma_deg, tilt_error / 3) << e.basis;
+  }
   EXPECT_EQ(e.flags & (FDK_ESTIMATE_OFFSET | FDK_ESTIMATE_TILT), FDK_ESTIMATE_OFFSET | FDK_ESTIMATE_TILT);
   EXPECT_EQ(e.flags & (FDK_ESTIMATE_LOW_STRUCTURE | FDK_ESTIMATE_FEW_PAIRS), 0u) << e.basis;
   EXPECT_LT(e.offset_sigma_pixels, 0.1);
   EXPECT_LT(e.basis.size(), 256u);
 }
 
-std::vector<Ellipsoid> head() { return fdk::phantom::shepp_logan_3d(80); }
-std::vector<Ellipsoid> modified_head() { return fdk::phantom::modified_shepp_logan_3d(80); }
+// The heads' densities read as 1/mm would make the skull's line integrals
+// over 200 and a Poisson scan all zero counts behind it; scaled so that the
+// brain attenuates like water (0.02/mm), the skull's rays keep 1-5 % of the
+// photons, as in a real head scan.
+std::vector<Ellipsoid> in_water_units(std::vector<Ellipsoid> p) {
+  for (Ellipsoid& e : p) e.density *= 0.02;
+  return p;
+}
+std::vector<Ellipsoid> head() { return in_water_units(fdk::phantom::shepp_logan_3d(80)); }
+std::vector<Ellipsoid> modified_head() { return in_water_units(fdk::phantom::modified_shepp_logan_3d(80)); }
 
 TEST(GeometryEstimator, HeadFullScanOffsets) {
   const Scan s = arc_scan(360, 360);
@@ -285,6 +297,20 @@ void time_estimate(int columns, int views, const char* name) {
 TEST(GeometryEstimator, DISABLED_Timing) {
   time_estimate(256, 360, "seconds_256x256x360");
   time_estimate(1024, 1200, "seconds_1024x1024x1200");
+}
+
+
+// The tilt and offset errors of a matrix of cases, run by hand (not in the
+// suite: it takes a minute); the source of docs/ACCURACY.md's table.
+TEST(GeometryEstimator, DISABLED_Matrix) {
+  struct C { const char* n; std::vector<Ellipsoid> p; };
+  const std::vector<Ellipsoid> blobs = {ellipsoid(30, 20, 0, 10, 10, 10, 1.0), ellipsoid(-20, -30, 25, 8, 8, 8, 1.0), ellipsoid(10, 5, -30, 12, 12, 12, 0.7), ellipsoid(-35, 40, -10, 9, 9, 9, 1.0)};
+  for (const C& c : {C{"head", head()}, C{"mhead", modified_head()}, C{"drill", drilled_cylinder()}, C{"blobs", blobs}})
+    for (Truth t : {Truth{0.3, 0.05}, Truth{-2, -0.3}, Truth{8, 1.0}, Truth{2, 0.3, 1e4}, Truth{-0.3, -1.0, 1e5}}) {
+      const GeometryEstimate e = estimate(c.p, arc_scan(360, 360), t);
+      printf("%-6s off %5.1f tilt %5.2f ph %6.0f | off err %6.3f tilt err %6.3f sigma %.3f conf %.2f\n", c.n, t.offset_pixels, t.tilt_deg, t.photons,
+             e.offset_u_pixels - t.offset_pixels, e.tilt_deg - t.tilt_deg, e.tilt_sigma_deg, e.confidence);
+    }
 }
 
 }  // namespace
