@@ -15,11 +15,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace fdk {
+
+namespace conjugate {
+struct RowPlan;
+struct KeptView;
+}  // namespace conjugate
 
 struct GeometryEstimate {
   double offset_u_mm = 0;       // add to every view's projection_offset_x
@@ -70,8 +76,10 @@ class GeometryEstimator {
   std::vector<fdk_view> views_;
   fdk_detector detector_{};
   uint64_t memory_limit_ = 0;
-  std::vector<int> rows_;              // detector rows kept
-  std::vector<std::vector<float>> kept_;  // per view: rows_.size() x columns, empty until added
+  std::shared_ptr<const conjugate::RowPlan> plan_;  // detector rows kept
+  // Per view, null until added; immutable once kept, so estimate() copies
+  // the pointers under the lock and reads the rows without it.
+  std::vector<std::shared_ptr<const conjugate::KeptView>> kept_;
   mutable std::mutex mutex_;
 };
 

@@ -1,0 +1,319 @@
+#include "conjugate_rays.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace fdk {
+namespace conjugate {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kTiltGoal = 2.0 * kPi / 180.0;  // tilts the central band should follow
+
+double wrap_2pi(double a) {
+  a = std::fmod(a, 2 * kPi);
+  if (a < 0) a += 2 * kPi;
+  return a >= 2 * kPi ? 0 : a;
+}
+
+double wrap_pi(double a) {
+  a = wrap_2pi(a);
+  return a > kPi ? a - 2 * kPi : a;
+}
+
+// The detector row and column of the principal point of the first view.
+double principal_row(const fdk_view& v, const fdk_detector& d) {
+  return (-v.projection_offset_y - d.origin[1]) / d.spacing[1];
+}
+double principal_column(const fdk_view& v, const fdk_detector& d) {
+  return (-v.projection_offset_x - d.origin[0]) / d.spacing[0];
+}
+
+Band band_about(int centre, int half, int rows) {
+  Band b;
+  b.first_row = std::max(0, centre - half);
+  b.count = std::min(rows - 1, centre + half) - b.first_row + 1;
+  return b;
+}
+
+// Half-height of every band: the goal, or what `bands` bands of the memory
+// limit allow.
+int band_half(int goal, int bands, uint64_t rows_allowed) {
+  const int64_t per_band = static_cast<int64_t>(rows_allowed) / std::max(1, bands);
+  return static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(goal, (per_band - 1) / 2)));
+}
+
+// Keys' cubic convolution (a = -0.5): weights and their derivatives at t.
+void cubic_weights(double t, double w[4], double dw[4]) {
+  w[0] = ((-0.5 * t + 1.0) * t - 0.5) * t;
+  w[1] = (1.5 * t - 2.5) * t * t + 1.0;
+  w[2] = ((-1.5 * t + 2.0) * t + 0.5) * t;
+  w[3] = (0.5 * t - 0.5) * t * t;
+  dw[0] = (-1.5 * t + 2.0) * t - 0.5;
+  dw[1] = (4.5 * t - 5.0) * t;
+  dw[2] = (-4.5 * t + 4.0) * t + 0.5;
+  dw[3] = (1.5 * t - 1.0) * t;
+}
+
+struct Sample {
+  double value = 0, dcol = 0, drow = 0;  // per detector pixel
+};
+
+// Cubic along u (the offset's direction: sub-pixel shifts need it), linear
+// along v inside the band; outside, the nearest edge.
+Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band) {
+  col = std::min(std::max(col, 0.0), columns - 1.0);
+  const int c0 = std::min(static_cast<int>(col), columns - 2);
+  double w[4], dw[4];
+  cubic_weights(col - c0, w, dw);
+  int taps[4];
+  for (int k = 0; k < 4; ++k) taps[k] = std::min(std::max(c0 - 1 + k, 0), columns - 1);
+
+  double r = std::min(std::max(row_in_band, 0.0), band.count - 1.0);
+  const int r0 = band.count > 1 ? std::min(static_cast<int>(r), band.count - 2) : 0;
+  const double t = band.count > 1 ? r - r0 : 0.0;
+  double v[2] = {0, 0}, dv[2] = {0, 0};
+  for (int h = 0; h < (band.count > 1 ? 2 : 1); ++h) {
+    const uint16_t* q = kv.q.data() + static_cast<size_t>(band.offset + r0 + h) * columns;
+    for (int k = 0; k < 4; ++k) {
+      v[h] += w[k] * q[taps[k]];
+      dv[h] += dw[k] * q[taps[k]];
+    }
+  }
+  if (band.count == 1) v[1] = v[0], dv[1] = dv[0];
+  Sample s;
+  s.value = kv.base + kv.step * ((1 - t) * v[0] + t * v[1]);
+  s.dcol = kv.step * ((1 - t) * dv[0] + t * dv[1]);
+  s.drow = kv.step * (v[1] - v[0]);
+  return s;
+}
+
+}  // namespace
+
+RowPlan plan_rows(const std::vector<fdk_view>& views, const fdk_detector& detector, uint64_t memory_limit) {
+  const int nu = detector.size[0], nv = detector.size[1];
+  const double su = detector.spacing[0], sv = detector.spacing[1];
+  const int centre = std::min(std::max(static_cast<int>(std::lround(principal_row(views[0], detector))), 0), nv - 1);
+  const double c0 = principal_column(views[0], detector);
+  const double reach_mm = std::max(std::fabs(c0), std::fabs(nu - 1 - c0)) * su;  // principal point to the far edge
+  const int goal = static_cast<int>(std::ceil(std::tan(kTiltGoal) * reach_mm / sv)) + 2;
+  const uint64_t row_bytes = static_cast<uint64_t>(views.size()) * static_cast<uint64_t>(nu) * sizeof(uint16_t);
+  const uint64_t rows_allowed = std::max<uint64_t>(1, memory_limit / std::max<uint64_t>(1, row_bytes));
+
+  RowPlan plan;
+  const int room = std::min(centre, nv - 1 - centre);  // rows above and below the centre
+  const int off = room / 2;
+  int bands = 3;
+  int half = band_half(goal, bands, rows_allowed);
+  if (half < 1 || off < 2 * half + 1) {
+    bands = 1;  // a short detector or a small limit: the orbit plane only
+    half = band_half(goal, bands, rows_allowed);
+  }
+  plan.reduced = half < goal;
+  const int centres[3] = {centre, centre - off, centre + off};
+  for (int b = 0; b < bands; ++b) {
+    Band band = band_about(centres[b], half, nv);
+    band.offset = plan.rows;
+    plan.rows += band.count;
+    plan.bands.push_back(band);
+    // Heights from the principal point: the orbit plane is height 0 exactly.
+    const double base = b == 0 ? 0.0 : (centres[b] - principal_row(views[0], detector)) * sv;
+    for (int k = -1; k <= 1; ++k)
+      if (half >= 1 || k == 0) plan.lines.push_back(Line{b, base + k * sv});
+  }
+  plan.tilt_reach = std::atan(std::max(0, half - 2) * sv / std::max(reach_mm, su));
+  return plan;
+}
+
+std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes) {
+  const size_t nu = static_cast<size_t>(columns);
+  std::vector<float> rows(static_cast<size_t>(plan.rows) * nu);
+  for (const Band& b : plan.bands)
+    for (int r = 0; r < b.count; ++r)
+      std::memcpy(rows.data() + static_cast<size_t>(b.offset + r) * nu,
+                  reinterpret_cast<const char*>(pixels) + static_cast<size_t>(b.first_row + r) * pitch_bytes,
+                  nu * sizeof(float));
+  const auto range = std::minmax_element(rows.begin(), rows.end());
+  auto kv = std::make_shared<KeptView>();
+  kv->base = *range.first;
+  kv->step = (*range.second - *range.first) / 65535.0f;
+  const float inverse = kv->step > 0 ? 1.0f / kv->step : 0.0f;
+  kv->q.resize(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k)
+    kv->q[k] = static_cast<uint16_t>(std::min(65535.0f, (rows[k] - kv->base) * inverse + 0.5f));
+  return kv;
+}
+
+std::vector<ViewPose> poses_of(const std::vector<fdk_view>& views) {
+  std::vector<ViewPose> poses(views.size());
+  for (size_t k = 0; k < views.size(); ++k) {
+    const fdk_view& v = views[k];
+    poses[k].beta = wrap_2pi(v.gantry_angle_deg * kPi / 180.0);
+    poses[k].sdd = v.sdd;
+    poses[k].pox = v.projection_offset_x;
+    poses[k].poy = v.projection_offset_y;
+    poses[k].in_plane = v.in_plane_angle_deg * kPi / 180.0;
+  }
+  return poses;
+}
+
+namespace {
+
+bool inside(double u, const ViewPose& p, const fdk_detector& d, double offset, double margin) {
+  const double col = (u - p.pox - offset - d.origin[0]) / d.spacing[0];
+  return col >= margin && col <= d.size[0] - 1 - margin;
+}
+
+// The widest fan angle any view's detector reaches, radians.
+double widest_fan(const std::vector<ViewPose>& poses, const fdk_detector& d) {
+  double g = 0;
+  for (const ViewPose& p : poses) {
+    const double a = d.origin[0] + p.pox, b = a + (d.size[0] - 1) * d.spacing[0];
+    g = std::max(g, std::atan(std::max(std::fabs(a), std::fabs(b)) / p.sdd));
+  }
+  return g;
+}
+
+}  // namespace
+
+std::vector<Pair> find_pairs(const std::vector<ViewPose>& poses, const std::vector<char>& present,
+                             const fdk_detector& detector, double offset_mm, double margin) {
+  std::vector<int> order;
+  for (size_t k = 0; k < poses.size(); ++k)
+    if (present[k]) order.push_back(static_cast<int>(k));
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return poses[a].beta < poses[b].beta; });
+  std::vector<double> betas(order.size());
+  for (size_t k = 0; k < order.size(); ++k) betas[k] = poses[order[k]].beta;
+
+  const double window = 2 * widest_fan(poses, detector);
+  std::vector<Pair> pairs;
+  auto consider = [&](int i, int j) {
+    if (j <= i) return;  // each unordered pair once
+    const ViewPose& a = poses[i];
+    const double delta = wrap_pi(poses[j].beta - a.beta - kPi);
+    const double x = -a.sdd * std::tan(0.5 * delta);
+    if (inside(x, a, detector, offset_mm, margin) && inside(-x, poses[j], detector, offset_mm, margin))
+      pairs.push_back(Pair{i, j, x});
+  };
+  auto scan_range = [&](int i, double lo, double hi) {
+    auto first = std::lower_bound(betas.begin(), betas.end(), lo);
+    for (auto it = first; it != betas.end() && *it <= hi; ++it) consider(i, order[it - betas.begin()]);
+  };
+  for (int i : order) {
+    const double lo = wrap_2pi(poses[i].beta + kPi - window), hi = wrap_2pi(poses[i].beta + kPi + window);
+    if (lo <= hi) {
+      scan_range(i, lo, hi);
+    } else {
+      scan_range(i, lo, 2 * kPi);
+      scan_range(i, 0, hi);
+    }
+  }
+  return pairs;
+}
+
+namespace {
+
+// The sums of evaluate() over pairs [begin, end); `cs`, `sn`: every view's
+// cosine and sine of its in-plane angle plus the candidate's tilt, computed
+// once per call rather than once per sample.
+Fit evaluate_range(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end,
+                   const std::vector<int>& lines, const Candidate& c, const std::vector<double>& cs,
+                   const std::vector<double>& sn, bool jacobian, double scale, std::vector<float>* residuals) {
+  const fdk_detector& d = *p.detector;
+  const int nu = d.size[0];
+  const std::vector<ViewPose>& poses = *p.poses;
+  const double ou = d.origin[0], ov = d.origin[1], su = d.spacing[0], sv = d.spacing[1];
+  Fit fit;
+  // Column, row and their derivatives of ideal point (x, y) in view k.
+  auto probe = [&](int k, const Band& band, double x, double y, double* dr_dd, double* dr_dt) {
+    const ViewPose& v = poses[k];
+    const double ck = cs[k], sk = sn[k];
+    const double u = ck * x + sk * y - v.pox - c.offset;
+    const double w = -sk * x + ck * y - v.poy;
+    const Sample s = sample(*(*p.kept)[k], band, nu, (u - ou) / su, (w - ov) / sv - band.first_row);
+    *dr_dd = -s.dcol / su;
+    *dr_dt = s.dcol / su * (-sk * x + ck * y) + s.drow / sv * (-ck * x - sk * y);
+    return s.value;
+  };
+  for (size_t n = begin; n < end; ++n) {
+    const Pair& pr = pairs[n];
+    for (int l : lines) {
+      const Line& line = p.plan->lines[l];
+      const Band& band = p.plan->bands[line.band];
+      double id, it, jd, jt;
+      const double r = probe(pr.i, band, pr.x, line.height, &id, &it) - probe(pr.j, band, -pr.x, line.height, &jd, &jt);
+      const double w = scale > 0 ? 1.0 / (1.0 + (r / scale) * (r / scale)) : 1.0;
+      fit.cost += scale > 0 ? scale * scale * std::log1p((r / scale) * (r / scale)) : r * r;
+      ++fit.samples;
+      if (residuals) residuals->push_back(static_cast<float>(std::fabs(r)));
+      if (!jacobian) continue;
+      const double gd = id - jd, gt = it - jt;
+      fit.jtj[0] += w * gd * gd;
+      fit.jtj[1] += w * gd * gt;
+      fit.jtj[2] += w * gt * gt;
+      fit.jtr[0] += w * gd * r;
+      fit.jtr[1] += w * gt * r;
+    }
+  }
+  return fit;
+}
+
+void accumulate(Fit& total, const Fit& part) {
+  total.cost += part.cost;
+  for (int k = 0; k < 3; ++k) total.jtj[k] += part.jtj[k];
+  for (int k = 0; k < 2; ++k) total.jtr[k] += part.jtr[k];
+  total.samples += part.samples;
+}
+
+// Samples below which one thread does the work: starting threads costs
+// more than such a sum.
+constexpr size_t kSamplesPerThread = 20000;
+// The pairs are cut into this many chunks whatever the machine, and the
+// chunks' sums are added in order: the same estimate on every machine.
+constexpr size_t kChunks = 16;
+
+}  // namespace
+
+Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, const std::vector<int>& lines,
+             const Candidate& c, bool jacobian, double scale, std::vector<float>* residuals) {
+  const std::vector<ViewPose>& poses = *p.poses;
+  std::vector<double> cs(poses.size()), sn(poses.size());
+  for (size_t k = 0; k < poses.size(); ++k) {
+    cs[k] = std::cos(poses[k].in_plane + c.tilt);
+    sn[k] = std::sin(poses[k].in_plane + c.tilt);
+  }
+  const size_t count = end > begin ? end - begin : 0;
+  const size_t work = count * std::max<size_t>(1, lines.size());
+  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min<size_t>({hardware, kChunks, std::max<size_t>(1, work / kSamplesPerThread)});
+  const size_t chunks = count >= kChunks && work >= 2 * kSamplesPerThread ? kChunks : 1;
+  std::vector<Fit> parts(chunks);
+  std::vector<std::vector<float>> kept_residuals(residuals ? chunks : 0);
+  auto run_chunk = [&](size_t k) {
+    parts[k] = evaluate_range(p, pairs, begin + count * k / chunks, begin + count * (k + 1) / chunks, lines, c, cs, sn,
+                              jacobian, scale, residuals ? &kept_residuals[k] : nullptr);
+  };
+  if (threads == 1 || chunks == 1) {
+    for (size_t k = 0; k < chunks; ++k) run_chunk(k);
+  } else {
+    // Each thread takes the chunks k = t, t + threads, ...: a fixed share.
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (size_t k = t; k < chunks; k += threads) run_chunk(k);
+      });
+    for (size_t k = 0; k < chunks; k += threads) run_chunk(k);
+    for (std::thread& th : pool) th.join();
+  }
+  Fit fit;
+  for (size_t k = 0; k < chunks; ++k) {
+    accumulate(fit, parts[k]);
+    if (residuals) residuals->insert(residuals->end(), kept_residuals[k].begin(), kept_residuals[k].end());
+  }
+  return fit;
+}
+
+}  // namespace conjugate
+}  // namespace fdk

@@ -1,0 +1,107 @@
+// The conjugate-ray model behind GeometryEstimator (geometry_estimator.cpp
+// says why this method): which detector rows are kept, which pairs of views
+// see the same orbit-plane rays, and the mismatch of those rays for a
+// candidate (offset, tilt) with its derivatives.
+#pragma once
+#include <fdk/fdk.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace fdk {
+namespace conjugate {
+
+// A band of contiguous kept rows; the bands are stored one after the other.
+struct Band {
+  int first_row = 0;  // detector row of the band's first kept row
+  int count = 0;      // rows in the band
+  int offset = 0;     // index of its first row among all kept rows
+};
+
+// A line of constant height in the ideal (untilted, centred) detector frame,
+// compared between conjugate views; height 0 is the orbit plane, where the
+// fan-beam relation is exact.
+struct Line {
+  int band = 0;
+  double height = 0;  // mm, detector coordinates, from the principal point
+};
+
+struct RowPlan {
+  std::vector<Band> bands;
+  std::vector<Line> lines;
+  int rows = 0;             // rows kept per view, all bands together
+  double tilt_reach = 0;    // radians: tilts the central band follows across the detector
+  bool reduced = false;     // the memory limit cut the bands below their goal
+};
+
+// The rows to keep: a central band about the principal row (wide enough for
+// the orbit plane's line to stay inside it across the detector under tilts
+// up to about 2 degrees) and two bands half-way to the top and bottom edges
+// (where a tilt shears the rows the most), narrowed as the memory limit
+// demands (2 bytes a pixel).
+RowPlan plan_rows(const std::vector<fdk_view>& views, const fdk_detector& detector, uint64_t memory_limit);
+
+// One view's kept rows, quantised to 16 bits against its own range (the
+// step is range / 65535: far below any noise a projection carries).
+struct KeptView {
+  std::vector<uint16_t> q;  // rows x columns
+  float base = 0, step = 0;
+};
+
+std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes);
+
+// What the pair model needs of a view's nominal geometry.
+struct ViewPose {
+  double beta = 0;  // source azimuth, radians in [0, 2pi)
+  double sdd = 0, pox = 0, poy = 0, in_plane = 0;
+};
+
+std::vector<ViewPose> poses_of(const std::vector<fdk_view>& views);
+
+// Views i and j whose sources see the orbit-plane ray through ideal
+// detector coordinate x of view i as the ray through -x of view j
+// (beta_j = beta_i + pi - 2 atan(x / sdd)): no interpolation across views.
+struct Pair {
+  int i = 0, j = 0;
+  double x = 0;  // mm, ideal frame of view i
+};
+
+// Pairs among the views present (`present[k]`), whose two columns lie at
+// least `margin` columns inside the detector when the offset is `offset_mm`,
+// ordered by view i's azimuth.
+std::vector<Pair> find_pairs(const std::vector<ViewPose>& poses, const std::vector<char>& present,
+                             const fdk_detector& detector, double offset_mm, double margin);
+
+struct Candidate {
+  double offset = 0;  // mm, added to projection_offset_x
+  double tilt = 0;    // radians, added to the in-plane angle
+};
+
+// Sums over pairs and lines of the squared mismatch r and, for Gauss-Newton,
+// J^T J and J^T r with J = dr/d(offset, tilt).
+struct Fit {
+  double cost = 0;
+  double jtj[3] = {0, 0, 0};  // dd, dt, tt
+  double jtr[2] = {0, 0};
+  long samples = 0;
+};
+
+struct Problem {
+  const RowPlan* plan = nullptr;
+  const fdk_detector* detector = nullptr;
+  const std::vector<ViewPose>* poses = nullptr;
+  const std::vector<std::shared_ptr<const KeptView>>* kept = nullptr;
+};
+
+// `lines`: indices into plan->lines; pairs [begin, end) of `pairs`.
+// `scale` > 0 weighs each sample by 1 / (1 + (r / scale)^2) (Cauchy): the
+// analytic projections' pixel-centre samples of a steep edge alias, and so
+// does a real detector's unblurred edge; those few samples would otherwise
+// dominate the fit. `residuals`, when given, receives |r| of every sample.
+Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, const std::vector<int>& lines,
+             const Candidate& c, bool jacobian, double scale = 0, std::vector<float>* residuals = nullptr);
+
+}  // namespace conjugate
+}  // namespace fdk
