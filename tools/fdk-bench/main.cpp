@@ -150,6 +150,7 @@ constexpr Row kRows[] = {
     {"end to end", "end_to_end", &RunTimes::end_to_end_s},
     {"after last push", "after_last_push", &RunTimes::after_last_push_s},
     {"destroy", "destroy", &RunTimes::destroy_s},
+    {"estimate", "estimate", &RunTimes::estimate_s},
     {"  filter (library)", "lib_filter", &RunTimes::filter_s},
     {"  store (library)", "lib_store", &RunTimes::store_s},
     {"  backprojection", "lib_backprojection", &RunTimes::kernel_s},
@@ -364,6 +365,7 @@ int main(int argc, char** argv) {
   std::printf("\n%-22s %10s %10s %10s   (%d run%s after %d warm-up)\n", "phase", "median s",
               "min s", "max s", o.repeats, o.repeats == 1 ? "" : "s", o.warmup);
   for (const Row& row : kRows) {
+    if (row.field == &RunTimes::estimate_s && !o.estimate_geometry) continue;
     const std::vector<double> v = collect(main_series, row.field);
     std::printf("%-22s %10.3f %10.3f %10.3f\n", row.name, median(v),
                 *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));

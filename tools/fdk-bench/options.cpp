@@ -28,6 +28,7 @@ void print_help() {
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
       "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
       "                 [--page-locked] [--outside-fov backproject|zero]\n"
+      "                 [--estimate-geometry]\n"
       "                 [--json FILE] [--commit TEXT]\n"
       "       fdk-bench-seams [the same] [--plane-pairs on|off]\n"
       "\n"
@@ -54,6 +55,10 @@ void print_help() {
       "by default into ordinary memory.\n"
       "--outside-fov zero leaves the voxels outside the field of view at 0, not\n"
       "computed (default: backprojected, as rtkfdk; GUPS counts every voxel).\n"
+      "--estimate-geometry keeps the geometry estimate's rows while views are pushed\n"
+      "(fdk_config.estimate_geometry) and, after the last slab is read, times\n"
+      "fdk_get_geometry_estimate ('estimate'); what keeping the rows costs is in the\n"
+      "push phase, so compare with a run without it.\n"
       "--plane-pairs on|off (fdk-bench-seams only, for A/B runs): a resident CUDA\n"
       "volume backprojects its scan's first quarter as plane pairs, or not; the\n"
       "shipped library keeps them off (FaultPlan::plane_pairs).\n"
@@ -160,6 +165,8 @@ Options parse_options(int argc, char** argv) {
       o.baseline = false;
     } else if (arg == "--page-locked") {
       o.page_locked = true;
+    } else if (arg == "--estimate-geometry") {
+      o.estimate_geometry = true;
     } else if (arg == "--outside-fov") {
       const std::string v = next("--outside-fov");
       if (v == "backproject") o.outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;

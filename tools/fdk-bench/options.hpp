@@ -29,6 +29,7 @@ struct Options {
   bool baseline = true;  // with gpus > 1, also run on one GPU
   bool page_locked = false;  // the slab buffer from fdk_alloc_host
   int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;  // the library's default
+  bool estimate_geometry = false;  // --estimate-geometry: fdk_config.estimate_geometry, timed
   int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
   std::string json;
   std::string commit;

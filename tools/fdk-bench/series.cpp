@@ -38,6 +38,7 @@ fdk_config make_config(const Options& o, int gpus) {
   }
   config.precision = o.precision;
   config.outside_fov = o.outside_fov;
+  config.estimate_geometry = o.estimate_geometry ? 1 : 0;
   config.host_memory_budget = o.budget_host;
   config.gpu_memory_budget = o.budget_gpu;
   config.num_threads = o.threads;
@@ -170,6 +171,17 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
     t.read_s = seconds_between(f1, r1);
     t.end_to_end_s = seconds_between(p0, r1);
     t.after_last_push_s = seconds_between(p1, r1);
+
+    if (o.estimate_geometry) {
+      fdk_geometry_estimate estimate;
+      fdk_geometry_estimate_init(&estimate);
+      const auto e0 = Clock::now();
+      check(fdk_get_geometry_estimate(ctx, &estimate), ctx, "fdk_get_geometry_estimate");
+      t.estimate_s = seconds_between(e0, Clock::now());
+      if (check_values)
+        std::printf("geometry estimate: offset %+.3f px, tilt %+.4f deg, confidence %.2f (%s)\n",
+                    estimate.offset_u_pixels, estimate.tilt_deg, estimate.confidence, estimate.basis);
+    }
 
     Outcome& outcome = series.outcome;
     outcome.plan = plan;
