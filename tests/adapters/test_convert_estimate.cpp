@@ -18,6 +18,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -416,6 +417,7 @@ TEST(ConvertEstimate, WrongCentreOfRotationIsFixedByApplyEstimate) {
     const auto r = run(convert + " --geometry " + (dir / geometry) + " " + (dir / name) + " --format mha --quiet" + extra,
                        dir);
     EXPECT_EQ(r.code, 0) << name << ": " << r.err;
+    if (r.code != 0) return std::numeric_limits<double>::infinity();  // no volume to read
     return rms_error(read_mha(dir / (name + "/volume.mha")));
   };
   const double nominal = reconstruct("nominal.xml", "nominal", "");
@@ -423,5 +425,6 @@ TEST(ConvertEstimate, WrongCentreOfRotationIsFixedByApplyEstimate) {
   const double truth = reconstruct("true.xml", "truth", "");
   std::printf("rms error: nominal geometry %.4g, --apply-estimate %.4g, true geometry %.4g\n", nominal, applied, truth);
   EXPECT_LT(applied, 0.5 * nominal);
-  EXPECT_LT(applied, 1.2 * truth + 1e-3);
+  // Issue 41: within 5 % of the true geometry's error against the phantom.
+  EXPECT_LT(applied, 1.05 * truth);
 }
