@@ -154,3 +154,24 @@ def check_table(table: np.ndarray, field: str, columns: Sequence[str],
         what = "finite and > 0" if columns[k] in positive else "finite"
         raise ValueError(f"{field}: {columns[k]} of view {view} must be {what} (a C double), "
                          f"got {table[view, k]!r}")
+
+
+def scan_array(projections: Any, geometry: Any) -> np.ndarray:
+    """A whole scan given in one call (``reconstruct``, ``estimate_geometry``):
+    a 3-D floating array of the geometry's views, or TypeError/ValueError
+    naming what is wrong, before any C call."""
+    from .geometry import Geometry  # here: geometry imports this module
+    if not isinstance(projections, np.ndarray):
+        projections = np.asarray(projections)
+    if projections.ndim != 3:
+        raise ValueError(f"projections must be 3-D (views, rows, cols); got shape "
+                         f"{projections.shape}")
+    if not np.issubdtype(projections.dtype, np.floating):
+        raise TypeError(f"projections must be floating-point line integrals; got dtype "
+                        f"{projections.dtype}")
+    if not isinstance(geometry, Geometry):
+        raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
+    if projections.shape[0] != geometry.num_views:
+        raise ValueError(f"{projections.shape[0]} projections for a geometry of "
+                         f"{geometry.num_views} views")
+    return projections

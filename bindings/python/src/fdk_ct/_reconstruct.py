@@ -5,6 +5,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _checks
 from .geometry import Geometry, Volume
 from .reconstructor import Reconstructor
 from .volume_array import VolumeArray
@@ -49,16 +50,7 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
         The library's error (its subclass names the status), e.g.
         :class:`~fdk_ct.errors.InvalidArgumentError` for a NaN pixel.
     """
-    if not isinstance(projections, np.ndarray):
-        projections = np.asarray(projections)
-    if projections.ndim != 3:
-        raise ValueError(f"projections must be 3-D (views, rows, cols); got shape "
-                         f"{projections.shape}")
-    if not np.issubdtype(projections.dtype, np.floating):
-        raise TypeError(f"projections must be floating-point line integrals; got dtype "
-                        f"{projections.dtype}")
-    if not isinstance(geometry, Geometry):
-        raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
+    projections = _checks.scan_array(projections, geometry)
     if "estimate_geometry" in options:
         # The one call returns the nominal geometry's volume and nothing
         # else: an estimate made on the way would be lost, and applying one
@@ -67,9 +59,6 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
                         "est = fdk_ct.estimate_geometry(projections, geometry), then "
                         "reconstruct(projections, est.corrected(geometry)); or a "
                         "Reconstructor(..., estimate_geometry=True)")
-    views = projections.shape[0]
-    if views != geometry.num_views:
-        raise ValueError(f"{views} projections for a geometry of {geometry.num_views} views")
     geometry = geometry.with_detector_shape(projections.shape[1:])
     with Reconstructor(geometry, volume, window=window, cutoff=cutoff, backend=backend,
                        precision=precision, budget=budget, progress=progress,

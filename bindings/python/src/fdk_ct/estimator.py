@@ -8,7 +8,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from . import _native
+from . import _checks, _native
 from .errors import InvalidStateError, raise_for
 from .geometry import Geometry
 from .geometry_estimate import GeometryEstimate, new_c_estimate
@@ -135,19 +135,7 @@ def estimate_geometry(projections: Any, geometry: Geometry) -> GeometryEstimate:
         The library's error, e.g. InvalidArgumentError for a NaN pixel or a
         geometry of projection matrices.
     """
-    if not isinstance(projections, np.ndarray):
-        projections = np.asarray(projections)
-    if projections.ndim != 3:
-        raise ValueError(f"projections must be 3-D (views, rows, cols); got shape "
-                         f"{projections.shape}")
-    if not np.issubdtype(projections.dtype, np.floating):
-        raise TypeError(f"projections must be floating-point line integrals; got dtype "
-                        f"{projections.dtype}")
-    if not isinstance(geometry, Geometry):
-        raise TypeError(f"geometry must be an fdk_ct.Geometry, got {type(geometry).__name__}")
-    if projections.shape[0] != geometry.num_views:
-        raise ValueError(f"{projections.shape[0]} projections for a geometry of "
-                         f"{geometry.num_views} views")
+    projections = _checks.scan_array(projections, geometry)
     geometry = geometry.with_detector_shape(projections.shape[1:])
     estimator = GeometryEstimator(geometry)
     try:
