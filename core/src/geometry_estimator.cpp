@@ -13,7 +13,12 @@
 // add the tilt's shear; there conjugate rays are only approximate (rays at
 // one detector height cross near the axis and drift apart by the cone
 // angle), a bias the accuracy tests measure in cone beam. (offset, tilt) is
-// found by a grid over the offset, then Gauss-Newton on both.
+// found by a grid over the offset, then Gauss-Newton on both. Tilt check:
+// the tilt is fitted again on the orbit plane's line alone (exact; cubic
+// along v, since under a tilt it runs between rows). Where that fit's own
+// sigma (curvature and block spread) pins the tilt, it is reported on its
+// own; elsewhere the all-lines tilt is, its sigma widened by the two fits'
+// disagreement (the off-plane lines mistake structure along y for a tilt).
 // LEAP's find_centerCol and Mantid's 0-180 degree correlation mirror a row
 // of one view onto the view pi later: exact in parallel beam only, and it
 // needs a view at exactly +pi; TomoPy's find_center_vo scores a parallel
