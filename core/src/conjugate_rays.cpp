@@ -61,8 +61,12 @@ struct Sample {
   double value = 0, dcol = 0, drow = 0;  // per detector pixel
 };
 
-// Cubic along u (the offset's direction: sub-pixel shifts need it), linear
-// along v inside the band; outside, the nearest edge.
+// Cubic along u (the offset's direction: sub-pixel shifts need it). Along
+// v, cubic in the orbit plane's band of 4 rows or more (its line runs
+// between rows under a tilt, and linear reading there biases the tilt
+// wherever the profile curves along v); linear in the off-plane bands,
+// whose fit was measured worse with cubic weights (their mismatch is the
+// cone's, not the interpolation's). Outside the band, the nearest edge.
 Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band) {
   col = std::min(std::max(col, 0.0), columns - 1.0);
   const int c0 = std::min(static_cast<int>(col), columns - 2);
@@ -70,23 +74,48 @@ Sample sample(const KeptView& kv, const Band& band, int columns, double col, dou
   cubic_weights(col - c0, w, dw);
   int taps[4];
   for (int k = 0; k < 4; ++k) taps[k] = std::min(std::max(c0 - 1 + k, 0), columns - 1);
-
-  double r = std::min(std::max(row_in_band, 0.0), band.count - 1.0);
-  const int r0 = band.count > 1 ? std::min(static_cast<int>(r), band.count - 2) : 0;
-  const double t = band.count > 1 ? r - r0 : 0.0;
-  double v[2] = {0, 0}, dv[2] = {0, 0};
-  for (int h = 0; h < (band.count > 1 ? 2 : 1); ++h) {
-    const uint16_t* q = kv.q.data() + static_cast<size_t>(band.offset + r0 + h) * columns;
+  auto row_at = [&](int r, double* dv) {
+    const uint16_t* q = kv.q.data() + static_cast<size_t>(band.offset + r) * columns;
+    double v = 0, d = 0;
     for (int k = 0; k < 4; ++k) {
-      v[h] += w[k] * q[taps[k]];
-      dv[h] += dw[k] * q[taps[k]];
+      v += w[k] * q[taps[k]];
+      d += dw[k] * q[taps[k]];
     }
-  }
-  if (band.count == 1) v[1] = v[0], dv[1] = dv[0];
+    *dv = d;
+    return v;
+  };
+
   Sample s;
-  s.value = kv.base + kv.step * ((1 - t) * v[0] + t * v[1]);
-  s.dcol = kv.step * ((1 - t) * dv[0] + t * dv[1]);
-  s.drow = kv.step * (v[1] - v[0]);
+  if (band.count == 1) {
+    double dv;
+    s.value = kv.base + kv.step * row_at(0, &dv);
+    s.dcol = kv.step * dv;
+    return s;
+  }
+  const double r = std::min(std::max(row_in_band, 0.0), band.count - 1.0);
+  const int r0 = std::min(static_cast<int>(r), band.count - 2);
+  const double t = r - r0;
+  if (!band.cubic || band.count < 4) {
+    double dv[2];
+    const double v0 = row_at(r0, &dv[0]), v1 = row_at(r0 + 1, &dv[1]);
+    s.value = kv.base + kv.step * ((1 - t) * v0 + t * v1);
+    s.dcol = kv.step * ((1 - t) * dv[0] + t * dv[1]);
+    s.drow = kv.step * (v1 - v0);
+    return s;
+  }
+  double wv[4], dwv[4];
+  cubic_weights(t, wv, dwv);
+  double value = 0, dcol = 0, drow = 0;
+  for (int k = 0; k < 4; ++k) {
+    double dv;
+    const double v = row_at(std::min(std::max(r0 - 1 + k, 0), band.count - 1), &dv);
+    value += wv[k] * v;
+    dcol += wv[k] * dv;
+    drow += dwv[k] * v;
+  }
+  s.value = kv.base + kv.step * value;
+  s.dcol = kv.step * dcol;
+  s.drow = kv.step * drow;
   return s;
 }
 
@@ -116,6 +145,7 @@ RowPlan plan_rows(const std::vector<fdk_view>& views, const fdk_detector& detect
   for (int b = 0; b < bands; ++b) {
     Band band = band_about(centres[b], half, nv);
     band.offset = plan.rows;
+    band.cubic = b == 0;
     plan.rows += band.count;
     plan.bands.push_back(band);
     // Heights from the principal point: the orbit plane is height 0 exactly.

@@ -18,6 +18,7 @@ struct Band {
   int first_row = 0;  // detector row of the band's first kept row
   int count = 0;      // rows in the band
   int offset = 0;     // index of its first row among all kept rows
+  bool cubic = false; // read with cubic weights along v (the orbit plane's band)
 };
 
 // A line of constant height in the ideal (untilted, centred) detector frame,

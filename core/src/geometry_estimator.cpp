@@ -13,7 +13,12 @@
 // add the tilt's shear; there conjugate rays are only approximate (rays at
 // one detector height cross near the axis and drift apart by the cone
 // angle), a bias the accuracy tests measure in cone beam. (offset, tilt) is
-// found by a grid over the offset, then Gauss-Newton on both.
+// found by a grid over the offset, then Gauss-Newton on both. Tilt check:
+// the tilt is fitted again on the orbit plane's line alone (exact; cubic
+// along v, since under a tilt it runs between rows). Where that fit's own
+// sigma (curvature and block spread) pins the tilt, it is reported on its
+// own; elsewhere the all-lines tilt is, its sigma widened by the two fits'
+// disagreement (the off-plane lines mistake structure along y for a tilt).
 // LEAP's find_centerCol and Mantid's 0-180 degree correlation mirror a row
 // of one view onto the view pi later: exact in parallel beam only, and it
 // needs a view at exactly +pi; TomoPy's find_center_vo scores a parallel
@@ -46,15 +51,13 @@ constexpr uint64_t kDefaultMemoryLimit = uint64_t{256} << 20;
 constexpr size_t kMinPairs = 8;
 constexpr size_t kCoarsePairs = 3000;  // pairs the offset grid looks at
 constexpr size_t kStartPairs = 12000;  // pairs the unweighted start looks at
-constexpr int kBlocks = 4;
-// The orbit line's tilt sigma (radians) below which its tilt is taken.
+constexpr int kBlocks = 4;  // disjoint blocks of pairs for the spread
+// The orbit line's tilt sigma (radians: curvature and block spread) below
+// which its tilt is taken alone.
 constexpr double kOrbitTiltPinned = 0.01 * kPi / 180.0;
-// Orbit-line and all-lines tilts (radians) further apart than this: neither
-// is trusted to better than their difference.
-constexpr double kTiltAgreement = 0.05 * kPi / 180.0;
 // Tilt sigma (degrees) at which the precision term halves the confidence:
 // issue 41 asks for 0.05 deg.
-constexpr double kTiltSigmaScale = 0.05;             // disjoint blocks of pairs for the spread
+constexpr double kTiltSigmaScale = 0.05;
 // Share of the angle-varying variance below which the views are taken as
 // structureless (calibrated: a centred uniform cylinder with Poisson noise
 // stays below 2e-4, a cylinder with 8 mm holes of 5 % contrast is above 1e-2).
@@ -168,12 +171,12 @@ std::array<double, 2> curvature_sigmas(const Fit& f, bool with_tilt) {
 // The standard error of the mean of the estimates of disjoint blocks of
 // pairs (ordered by azimuth: each block sees the object from its own side).
 std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pairs, const Candidate& c,
-                                   bool with_tilt, double scale) {
+                                   bool with_tilt, double scale, const std::vector<int>& lines) {
   if (pairs.size() < kBlocks * kMinPairs) return {0.0, 0.0};
   double sum[2] = {0, 0}, sum2[2] = {0, 0};
   for (int b = 0; b < kBlocks; ++b) {
     const size_t begin = pairs.size() * b / kBlocks, end = pairs.size() * (b + 1) / kBlocks;
-    const Candidate e = refine(p, pairs, begin, end, c, with_tilt, 4, scale, all_lines(*p.plan)).c;
+    const Candidate e = refine(p, pairs, begin, end, c, with_tilt, 4, scale, lines).c;
     const double v[2] = {e.offset, e.tilt};
     for (int k = 0; k < 2; ++k) sum[k] += v[k], sum2[k] += v[k] * v[k];
   }
@@ -187,27 +190,33 @@ std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pa
 }
 
 struct TiltCheck {
-  double tilt = 0;   // radians: the tilt reported
-  double sigma = 0;  // radians: what the check adds to its uncertainty
+  double tilt = 0;      // radians: the tilt reported
+  double sigma = 0;     // radians: what the check adds to its uncertainty
+  bool orbit = false;   // the orbit line's own tilt, pinned down on its own
 };
 
-// The orbit plane's line alone is exact (the fan-beam relation), but tells
-// the tilt only where the object changes along y at the orbit plane; the
-// lines off the plane add the shear a tilt makes, but there conjugate rays
-// only cross (at the chord's middle), and an object that changes along y
-// mismatches them in the very pattern of a tilt (docs/ACCURACY.md). So the
-// tilt is fitted on the orbit line too: where that pins it down, it is the
-// tilt reported; elsewhere the all-lines tilt is, with the two fits'
-// disagreement in its sigma, so an unchecked tilt never looks precise.
+// The orbit plane's line alone is exact (the fan-beam relation; read with
+// cubic weights along v, so the line between rows is not biased where the
+// profile curves vertically), but tells the tilt only where the object
+// changes along y at the orbit plane; the lines off the plane add the shear
+// a tilt makes, but there conjugate rays only cross (at the chord's middle),
+// and an object that changes along y mismatches them in the very pattern of
+// a tilt (docs/ACCURACY.md). So the tilt is fitted on the orbit line too:
+// where its own sigma (curvature and the spread of disjoint blocks of pairs)
+// pins it down, it is the tilt reported, whatever the off-plane lines say;
+// elsewhere the all-lines tilt is, with the two fits' disagreement in its
+// sigma, so an unchecked tilt never looks precise.
 TiltCheck check_tilt(const Problem& p, const std::vector<Pair>& pairs, const Solution& all, double scale) {
-  const Solution orbit = refine(p, pairs, 0, pairs.size(), all.c, true, 12, scale, orbit_line(*p.plan));
-  const double orbit_sigma = curvature_sigmas(orbit.fit, true)[1];
-  const double disagreement = std::fabs(orbit.c.tilt - all.c.tilt);
-  // The orbit line reads between rows (linear along v): where the object's
-  // profile curves along v that too can bias it, so it is trusted alone
-  // only where both fits agree.
-  if (orbit_sigma < kOrbitTiltPinned && disagreement < kTiltAgreement) return TiltCheck{orbit.c.tilt, orbit_sigma};
-  return TiltCheck{all.c.tilt, std::max(disagreement, orbit_sigma)};
+  const std::vector<int> line = orbit_line(*p.plan);
+  // Two starts: the all-lines tilt (possibly biased) and none; the orbit
+  // line's cost has side minima a biased start can fall into.
+  Solution orbit = refine(p, pairs, 0, pairs.size(), all.c, true, 12, scale, line);
+  const Solution level = refine(p, pairs, 0, pairs.size(), Candidate{all.c.offset, 0.0}, true, 12, scale, line);
+  if (level.fit.cost < orbit.fit.cost) orbit = level;
+  const double orbit_sigma = std::max(curvature_sigmas(orbit.fit, true)[1],
+                                      block_sigmas(p, pairs, orbit.c, true, scale, line)[1]);
+  if (orbit_sigma < kOrbitTiltPinned) return TiltCheck{orbit.c.tilt, orbit_sigma, true};
+  return TiltCheck{all.c.tilt, std::max(std::fabs(orbit.c.tilt - all.c.tilt), orbit_sigma), false};
 }
 
 // The orbit plane's row of every kept view, in line integrals.
@@ -358,7 +367,7 @@ GeometryEstimate GeometryEstimator::estimate() const {
   const double scale = residual_scale(problem, few, plain.c);
   const Solution s = refine(problem, pairs, 0, pairs.size(), plain.c, with_tilt, 12, scale, lines);
   const std::array<double, 2> curv = curvature_sigmas(s.fit, with_tilt);
-  const std::array<double, 2> spread = block_sigmas(problem, pairs, s.c, with_tilt, scale);
+  const std::array<double, 2> spread = block_sigmas(problem, pairs, s.c, with_tilt, scale, lines);
   const TiltCheck check = with_tilt ? check_tilt(problem, pairs, s, scale) : TiltCheck{};
 
   const double su = detector_.spacing[0];
@@ -366,7 +375,9 @@ GeometryEstimate GeometryEstimator::estimate() const {
   e.offset_u_pixels = s.c.offset / su;
   e.tilt_deg = with_tilt ? check.tilt * 180 / kPi : 0.0;
   e.offset_sigma_pixels = std::max(curv[0], spread[0]) / su;
-  e.tilt_sigma_deg = std::max({curv[1], spread[1], check.sigma}) * 180 / kPi;
+  // A pinned orbit line stands on its own sigma: the off-plane lines'
+  // curvature and spread describe a different, possibly biased, fit.
+  e.tilt_sigma_deg = (check.orbit ? check.sigma : std::max({curv[1], spread[1], check.sigma})) * 180 / kPi;
   e.view_pairs = static_cast<int>(pairs.size());
   std::vector<char> used(kept.size(), 0);
   for (const Pair& p : pairs) used[p.i] = used[p.j] = 1;

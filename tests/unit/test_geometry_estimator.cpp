@@ -225,6 +225,15 @@ TEST(GeometryEstimator, PlaneSymmetricObjectTilt) {
   expect_recovered(p, arc_scan(360, 360), Truth{0.0, -0.3});
 }
 
+// Four off-axis spheres spread in height: the orbit line (cubic along v)
+// pins the tilt on its own, whatever the off-plane bands say.
+TEST(GeometryEstimator, OffAxisSpheresTilt) {
+  const std::vector<Ellipsoid> p = {ellipsoid(30, 20, 0, 10, 10, 10, 1.0), ellipsoid(-20, -30, 25, 8, 8, 8, 1.0),
+                                    ellipsoid(10, 5, -30, 12, 12, 12, 0.7), ellipsoid(-35, 40, -10, 9, 9, 9, 1.0)};
+  expect_recovered(p, arc_scan(360, 360), Truth{-2.0, -0.3});
+  expect_recovered(p, arc_scan(360, 360), Truth{8.0, 1.0});
+}
+
 TEST(GeometryEstimator, UniformCylinderIsLowStructure) {
   for (double photons : {0.0, 1e4}) {
     const Truth t{2.0, 0.0, photons};
