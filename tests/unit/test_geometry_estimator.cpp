@@ -29,12 +29,6 @@ constexpr int kColumns = 160;
 constexpr int kRows = 128;        // +-96 mm: a cone half-angle of 3.7 deg
 constexpr double kOffsetTolerance = 0.1;  // pixels
 constexpr double kTiltTolerance = 0.05;   // degrees
-// The Shepp-Logan heads' tilt: they change little along y at the orbit
-// plane, and off it conjugate rays only cross, so the tilt there is biased
-// (docs/ACCURACY.md, "Geometry estimation"); the estimate says so (sigma,
-// confidence < 0.5, checked above). The bound keeps the bias from growing.
-constexpr double kHeadTiltTolerance = 0.5;
-constexpr double kNoisyHeadTiltTolerance = 0.7;
 
 struct Scan {
   std::vector<fdk_view> views;
@@ -139,21 +133,25 @@ void record(const GeometryEstimate& e, const Truth& t) {
   testing::Test::RecordProperty("basis", e.basis);
 }
 
+// What the suite holds the estimator to (issue 41): the offset within 0.1
+// pixel, always; a tilt is either reported within 0.05 deg, or not reported
+// (tilt_deg 0, so nothing wrong is applied) with a sigma that says the scan
+// left it loose. `tilt_required`: the scan must pin the tilt.
 void expect_recovered(const std::vector<Ellipsoid>& phantom, const Scan& scan, const Truth& t,
-                      double tilt_tolerance = kTiltTolerance) {
+                      bool tilt_required = false) {
   const GeometryEstimate e = estimate(phantom, scan, t);
   record(e, t);
   EXPECT_NEAR(e.offset_u_pixels, t.offset_pixels, kOffsetTolerance) << e.basis;
   EXPECT_NEAR(e.offset_u_mm, t.offset_pixels * kPixel, kOffsetTolerance * kPixel);
-  // Issue 41: never a confident wrong tilt. A tilt off by more than the
-  // bar must say so: sigma at least a third of the error, confidence < 0.5.
-  const double tilt_error = std::fabs(e.tilt_deg - t.tilt_deg);
-  EXPECT_LE(tilt_error, tilt_tolerance) << e.basis;
-  if (tilt_error > kTiltTolerance) {
-    EXPECT_LT(e.confidence, 0.5) << e.basis;
-    EXPECT_GE(e.tilt_sigma_deg, tilt_error / 3) << e.basis;
+  EXPECT_TRUE(e.flags & FDK_ESTIMATE_OFFSET) << e.basis;
+  if (e.flags & FDK_ESTIMATE_TILT) {
+    EXPECT_NEAR(e.tilt_deg, t.tilt_deg, kTiltTolerance) << e.basis;
+  } else {
+    EXPECT_FALSE(tilt_required) << "the tilt was not pinned: " << e.basis;
+    EXPECT_EQ(e.tilt_deg, 0.0) << e.basis;
+    EXPECT_GT(e.tilt_sigma_deg, kTiltTolerance) << e.basis;
+    EXPECT_NE(e.basis.find("tilt not estimated"), std::string::npos) << e.basis;
   }
-  EXPECT_EQ(e.flags & (FDK_ESTIMATE_OFFSET | FDK_ESTIMATE_TILT), FDK_ESTIMATE_OFFSET | FDK_ESTIMATE_TILT);
   EXPECT_EQ(e.flags & (FDK_ESTIMATE_LOW_STRUCTURE | FDK_ESTIMATE_FEW_PAIRS), 0u) << e.basis;
   EXPECT_LT(e.offset_sigma_pixels, 0.1);
   EXPECT_LT(e.basis.size(), 256u);
@@ -172,22 +170,22 @@ std::vector<Ellipsoid> modified_head() { return in_water_units(fdk::phantom::mod
 
 TEST(GeometryEstimator, HeadFullScanOffsets) {
   const Scan s = arc_scan(360, 360);
-  for (double px : {0.3, -2.0, 8.0}) expect_recovered(head(), s, Truth{px, 0.0}, kHeadTiltTolerance);
+  for (double px : {0.3, -2.0, 8.0}) expect_recovered(head(), s, Truth{px, 0.0});
 }
 
 TEST(GeometryEstimator, HeadFullScanTilts) {
   const Scan s = arc_scan(360, 360);
-  for (double deg : {0.05, -0.3, 1.0}) expect_recovered(head(), s, Truth{0.0, deg}, kHeadTiltTolerance);
+  for (double deg : {0.05, -0.3, 1.0}) expect_recovered(head(), s, Truth{0.0, deg});
 }
 
 TEST(GeometryEstimator, ModifiedHeadOffsetAndTilt) {
-  expect_recovered(modified_head(), arc_scan(360, 360), Truth{-0.3, 0.3}, kHeadTiltTolerance);
-  expect_recovered(modified_head(), arc_scan(360, 360), Truth{2.0, -1.0}, kHeadTiltTolerance);
+  expect_recovered(modified_head(), arc_scan(360, 360), Truth{-0.3, 0.3});
+  expect_recovered(modified_head(), arc_scan(360, 360), Truth{2.0, -1.0});
 }
 
 TEST(GeometryEstimator, PoissonNoise) {
-  expect_recovered(head(), arc_scan(360, 360), Truth{2.0, 0.3, 1e4}, kNoisyHeadTiltTolerance);
-  expect_recovered(head(), arc_scan(360, 360), Truth{-0.3, -0.05, 1e5}, kHeadTiltTolerance);
+  expect_recovered(head(), arc_scan(360, 360), Truth{2.0, 0.3, 1e4});
+  expect_recovered(head(), arc_scan(360, 360), Truth{-0.3, -0.05, 1e5});
 }
 
 TEST(GeometryEstimator, DrilledCylinder) {
@@ -197,13 +195,13 @@ TEST(GeometryEstimator, DrilledCylinder) {
 
 TEST(GeometryEstimator, ShortScan) {
   const double arc = 180 + fan_angle_deg();
-  expect_recovered(head(), arc_scan(200, arc), Truth{2.0, 0.3}, kHeadTiltTolerance);
+  expect_recovered(head(), arc_scan(200, arc), Truth{2.0, 0.3});
   expect_recovered(drilled_cylinder(), arc_scan(200, arc), Truth{-2.0, 0.3});
 }
 
 TEST(GeometryEstimator, OffsetDetector) {
   // The axis at 40 % of the width: 60 % of the detector on one side.
-  expect_recovered(head(), arc_scan(360, 360, 0.4), Truth{-2.0, 0.3}, kHeadTiltTolerance);
+  expect_recovered(head(), arc_scan(360, 360, 0.4), Truth{-2.0, 0.3});
   expect_recovered(drilled_cylinder(), arc_scan(360, 360, 0.4), Truth{2.0, -0.3});
 }
 
@@ -212,7 +210,7 @@ TEST(GeometryEstimator, IrregularAnglesPerView) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> jitter(-0.2, 0.2);
   for (fdk_view& v : s.views) v.gantry_angle_deg += jitter(rng);
-  expect_recovered(head(), s, Truth{0.3, -0.3}, kHeadTiltTolerance);
+  expect_recovered(head(), s, Truth{0.3, -0.3});
   expect_recovered(drilled_cylinder(), s, Truth{-0.3, 1.0});
 }
 
@@ -230,8 +228,8 @@ TEST(GeometryEstimator, PlaneSymmetricObjectTilt) {
 TEST(GeometryEstimator, OffAxisSpheresTilt) {
   const std::vector<Ellipsoid> p = {ellipsoid(30, 20, 0, 10, 10, 10, 1.0), ellipsoid(-20, -30, 25, 8, 8, 8, 1.0),
                                     ellipsoid(10, 5, -30, 12, 12, 12, 0.7), ellipsoid(-35, 40, -10, 9, 9, 9, 1.0)};
-  expect_recovered(p, arc_scan(360, 360), Truth{-2.0, -0.3});
-  expect_recovered(p, arc_scan(360, 360), Truth{8.0, 1.0});
+  expect_recovered(p, arc_scan(360, 360), Truth{-2.0, -0.3}, true);
+  expect_recovered(p, arc_scan(360, 360), Truth{8.0, 1.0}, true);
 }
 
 TEST(GeometryEstimator, UniformCylinderIsLowStructure) {
