@@ -11,8 +11,6 @@ import fdk_ct
 from fdk_ct import _native, errors, geometry_estimate
 from fdk_ct.geometry_estimate import GeometryEstimate
 
-# The placeholder estimator's basis, until the method lands (core/).
-NOT_IMPLEMENTED = "not estimated: the method is not implemented"
 
 SID, SDD, PIXEL = 400.0, 600.0, 1.0
 ROWS, COLS, VIEWS = 32, 64, 120
@@ -80,8 +78,6 @@ def test_estimate_geometry_returns_a_typed_estimate(scan):
     assert 0 <= est.views_used <= VIEWS and 0 <= est.rows_used <= ROWS
     assert est.flags & ~0xF == 0
     assert isinstance(est.basis, str) and est.basis
-    if est.basis.startswith(NOT_IMPLEMENTED):
-        assert est.confidence == 0.0
     assert est.basis in str(est) and "confidence" in str(est)
     assert repr(est).startswith("GeometryEstimate(") and repr(est.basis) in repr(est)
     with pytest.raises(Exception):
@@ -268,9 +264,6 @@ def test_a_detector_offset_of_three_pixels_is_recovered():
                                     projection_offset_x=offset_px * PIXEL)
     head = fdk_ct.phantom.modified_shepp_logan(scale=30.0, mu=0.02)
     est = fdk_ct.estimate_geometry(fdk_ct.phantom.project(true, head), nominal)
-    if est.basis.startswith(NOT_IMPLEMENTED):
-        pytest.skip("the library's geometry estimator is still the placeholder "
-                    f"(basis: {est.basis!r}); the method lands later")
     assert est.offset_estimated, str(est)
     assert abs(est.offset_u_pixels - offset_px) < 0.2, str(est)
     assert est.offset_u_mm == pytest.approx(est.offset_u_pixels * PIXEL)
