@@ -51,6 +51,7 @@ constexpr uint64_t kDefaultMemoryLimit = uint64_t{256} << 20;
 constexpr size_t kMinPairs = 8;
 constexpr size_t kCoarsePairs = 3000;  // pairs the offset grid looks at
 constexpr size_t kStartPairs = 12000;  // pairs the unweighted start looks at
+constexpr size_t kMaxPairs = 6000;     // pairs the estimate uses at most
 constexpr int kBlocks = 4;  // disjoint blocks of pairs for the spread
 // The orbit line's tilt sigma (radians: curvature and block spread) below
 // which its tilt is taken alone.
@@ -366,6 +367,9 @@ GeometryEstimate GeometryEstimator::estimate() const {
   const double start = coarse_offset(problem, pairs);
   std::vector<Pair> near = conjugate::find_pairs(poses, present, detector_, start, 3.0);
   if (near.size() >= kMinPairs) pairs.swap(near);
+  // Beyond a few thousand pairs the sigmas shrink and the cost grows with
+  // the views: thinned evenly, so (b)'s 1200 views cost what 360 do.
+  if (pairs.size() > kMaxPairs) pairs = thinned(pairs, kMaxPairs);
 
   const bool with_tilt = plan.bands.size() > 1;
   const std::vector<int> lines = all_lines(plan);
