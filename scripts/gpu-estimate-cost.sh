@@ -4,12 +4,14 @@
 # ROUNDS rounds of REPEATS timed runs each, medians; the estimate's cost is
 # (end to end + estimate with it) against end to end without it.
 #   usage: [ROUNDS=2] [REPEATS=3] [BACKEND=cuda] scripts/gpu-estimate-cost.sh [CASES...]  (default: a b)
-# Uses gpu-prebuilt/ when present (scripts/gpu-prebuild.sh), else build/.
+# Uses $BENCH, else gpu-prebuilt/ when present (scripts/gpu-prebuild.sh), else build/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cases=("$@")
 [ ${#cases[@]} -eq 0 ] && cases=(a b)
-if [ -x gpu-prebuilt/bin/fdk-bench ]; then
+if [ -n "${BENCH:-}" ]; then
+  bench=$BENCH
+elif [ -x gpu-prebuilt/bin/fdk-bench ]; then
   export LD_LIBRARY_PATH="$PWD/gpu-prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   bench=gpu-prebuilt/bin/fdk-bench
 else

@@ -1,6 +1,7 @@
 #include "conjugate_rays.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -158,21 +159,33 @@ RowPlan plan_rows(const std::vector<fdk_view>& views, const fdk_detector& detect
 }
 
 std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes) {
+  // Read from the caller's view twice (range, then codes), never copied
+  // whole: this runs in the push, on the caller's thread.
   const size_t nu = static_cast<size_t>(columns);
-  std::vector<float> rows(static_cast<size_t>(plan.rows) * nu);
+  const auto row_of = [&](const Band& b, int r) {
+    return reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) +
+                                          static_cast<size_t>(b.first_row + r) * pitch_bytes);
+  };
+  float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
   for (const Band& b : plan.bands)
-    for (int r = 0; r < b.count; ++r)
-      std::memcpy(rows.data() + static_cast<size_t>(b.offset + r) * nu,
-                  reinterpret_cast<const char*>(pixels) + static_cast<size_t>(b.first_row + r) * pitch_bytes,
-                  nu * sizeof(float));
-  const auto range = std::minmax_element(rows.begin(), rows.end());
+    for (int r = 0; r < b.count; ++r) {
+      const float* row = row_of(b, r);
+      for (size_t i = 0; i < nu; ++i) {
+        lo = std::min(lo, row[i]);
+        hi = std::max(hi, row[i]);
+      }
+    }
   auto kv = std::make_shared<KeptView>();
-  kv->base = *range.first;
-  kv->step = (*range.second - *range.first) / 65535.0f;
+  kv->base = lo;
+  kv->step = (hi - lo) / 65535.0f;
   const float inverse = kv->step > 0 ? 1.0f / kv->step : 0.0f;
-  kv->q.resize(rows.size());
-  for (size_t k = 0; k < rows.size(); ++k)
-    kv->q[k] = static_cast<uint16_t>(std::min(65535.0f, (rows[k] - kv->base) * inverse + 0.5f));
+  kv->q.resize(static_cast<size_t>(plan.rows) * nu);
+  for (const Band& b : plan.bands)
+    for (int r = 0; r < b.count; ++r) {
+      const float* row = row_of(b, r);
+      uint16_t* q = kv->q.data() + static_cast<size_t>(b.offset + r) * nu;
+      for (size_t i = 0; i < nu; ++i) q[i] = static_cast<uint16_t>(std::min(65535.0f, (row[i] - lo) * inverse + 0.5f));
+    }
   return kv;
 }
 

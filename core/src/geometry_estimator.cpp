@@ -52,6 +52,7 @@ constexpr size_t kMinPairs = 8;
 constexpr size_t kCoarsePairs = 3000;  // pairs the offset grid looks at
 constexpr size_t kStartPairs = 12000;  // pairs the unweighted start looks at
 constexpr size_t kMaxPairs = 6000;     // pairs the estimate uses at most
+constexpr size_t kMaxKeptViews = 360;  // views whose rows are kept, at most
 constexpr int kBlocks = 4;  // disjoint blocks of pairs for the spread
 // The orbit line's tilt sigma (radians: curvature and block spread) below
 // which its tilt is taken alone.
@@ -318,16 +319,24 @@ GeometryEstimator::GeometryEstimator(std::vector<fdk_view> views, const fdk_dete
     : views_(std::move(views)), detector_(detector), memory_limit_(memory_limit ? memory_limit : kDefaultMemoryLimit) {
   if (views_.size() < 2) fail(FDK_ERROR_INVALID_ARGUMENT, "geometry estimation needs at least 2 views");
   if (detector_.size[0] < 8) fail(FDK_ERROR_INVALID_ARGUMENT, "geometry estimation needs at least 8 detector columns");
-  plan_ = std::make_shared<const conjugate::RowPlan>(conjugate::plan_rows(views_, detector_, memory_limit_));
+  // Every view of a long scan costs its push a copy of the bands and adds
+  // pairs beyond the cap: an evenly spread subset is kept (a 1200-view
+  // scan's every 4th view still pairs each view with those of the fan).
+  stride_ = static_cast<int>((views_.size() + kMaxKeptViews - 1) / kMaxKeptViews);
+  std::vector<fdk_view> kept_views;
+  for (size_t k = 0; k < views_.size(); k += static_cast<size_t>(stride_)) kept_views.push_back(views_[k]);
+  plan_ = std::make_shared<const conjugate::RowPlan>(conjugate::plan_rows(kept_views, detector_, memory_limit_));
   kept_.resize(views_.size());
 }
 
 uint64_t GeometryEstimator::memory_bytes() const {
-  return static_cast<uint64_t>(views_.size()) * static_cast<uint64_t>(plan_->rows) *
+  const uint64_t kept = (views_.size() + static_cast<size_t>(stride_) - 1) / static_cast<size_t>(stride_);
+  return kept * static_cast<uint64_t>(plan_->rows) *
          static_cast<uint64_t>(detector_.size[0]) * sizeof(uint16_t);
 }
 
 void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_bytes) {
+  if (index % stride_ != 0) return;  // not in the kept subset
   auto kv = conjugate::keep_rows(*plan_, detector_.size[0], pixels, pitch_bytes);
   std::lock_guard<std::mutex> lock(mutex_);
   kept_.at(static_cast<size_t>(index)) = std::move(kv);
@@ -424,7 +433,8 @@ GeometryEstimate GeometryEstimator::estimate() const {
                     std::to_string(plan.bands.size()) + " bands of " + std::to_string(plan.rows) + " rows of " +
                     std::to_string(detector_.size[0]) + " columns" + (plan.reduced ? " (narrowed by the memory limit)" : "") +
                     "; " + tilt_words + "; " + scan_words(arc, step, views[0], detector_) + "; " +
-                    std::to_string(std::lround(share * 1000)) + " permille of the variance changes with angle");
+                    std::to_string(std::lround(share * 1000)) + " permille of the variance changes with angle" +
+                    (stride_ > 1 ? "; every " + std::to_string(stride_) + "th view kept" : ""));
   return e;
 }
 

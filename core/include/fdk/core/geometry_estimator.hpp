@@ -77,6 +77,7 @@ class GeometryEstimator {
   fdk_detector detector_{};
   uint64_t memory_limit_ = 0;
   std::shared_ptr<const conjugate::RowPlan> plan_;  // detector rows kept
+  int stride_ = 1;  // views kept: every stride_-th one
   // Per view, null until added; immutable once kept, so estimate() copies
   // the pointers under the lock and reads the rows without it.
   std::vector<std::shared_ptr<const conjugate::KeptView>> kept_;
