@@ -704,11 +704,16 @@ typedef struct fdk_geometry_estimate {
                                   caller (fdk_geometry_estimate_init) */
   double offset_u_mm;          /* add to every view's projection_offset_x */
   double offset_u_pixels;      /* the same in detector columns */
-  double tilt_deg;             /* add to every view's in_plane_angle_deg */
+  double tilt_deg;             /* add to every view's in_plane_angle_deg;
+                                  0 unless FDK_ESTIMATE_TILT is set (a
+                                  tilt is reported only where the scan pins
+                                  it to 0.05 degrees) */
   double offset_sigma_pixels;  /* one standard deviation of offset_u_pixels */
-  double tilt_sigma_deg;       /* one standard deviation of tilt_deg */
-  double confidence;           /* in [0, 1]; below 0.5 the estimate is not
-                                  to be applied without a look */
+  double tilt_sigma_deg;       /* one standard deviation of the tilt fitted,
+                                  also when it was too loose to report */
+  double confidence;           /* in [0, 1], of what the flags report;
+                                  below 0.5 the estimate is not to be
+                                  applied without a look */
   int32_t view_pairs;          /* pairs of views compared */
   int32_t views_used;          /* views that took part */
   int32_t rows_used;           /* detector rows kept of each view */
