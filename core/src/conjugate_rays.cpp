@@ -1,5 +1,7 @@
 #include "conjugate_rays.hpp"
 
+#include "fdk/core/thread_pool.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <cmath>
@@ -329,8 +331,6 @@ Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, siz
   }
   const size_t count = end > begin ? end - begin : 0;
   const size_t work = count * std::max<size_t>(1, lines.size());
-  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::min<size_t>({hardware, kChunks, std::max<size_t>(1, work / kSamplesPerThread)});
   const size_t chunks = count >= kChunks && work >= 2 * kSamplesPerThread ? kChunks : 1;
   std::vector<Fit> parts(chunks);
   std::vector<std::vector<float>> kept_residuals(residuals ? chunks : 0);
@@ -338,17 +338,10 @@ Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, siz
     parts[k] = evaluate_range(p, pairs, begin + count * k / chunks, begin + count * (k + 1) / chunks, lines, c, cs, sn,
                               jacobian, scale, residuals ? &kept_residuals[k] : nullptr);
   };
-  if (threads == 1 || chunks == 1) {
+  if (!p.pool || chunks == 1) {
     for (size_t k = 0; k < chunks; ++k) run_chunk(k);
   } else {
-    // Each thread takes the chunks k = t, t + threads, ...: a fixed share.
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        for (size_t k = t; k < chunks; k += threads) run_chunk(k);
-      });
-    for (size_t k = 0; k < chunks; k += threads) run_chunk(k);
-    for (std::thread& th : pool) th.join();
+    p.pool->parallel_for(static_cast<int>(chunks), [&](int k, int) { run_chunk(static_cast<size_t>(k)); });
   }
   Fit fit;
   for (size_t k = 0; k < chunks; ++k) {

@@ -11,6 +11,8 @@
 #include <vector>
 
 namespace fdk {
+
+class ThreadPool;
 namespace conjugate {
 
 // A band of contiguous kept rows; the bands are stored one after the other.
@@ -94,6 +96,10 @@ struct Problem {
   const fdk_detector* detector = nullptr;
   const std::vector<ViewPose>* poses = nullptr;
   const std::vector<std::shared_ptr<const KeptView>>* kept = nullptr;
+  // The threads that evaluate the cost's chunks (null: this thread alone).
+  // A pool made once per estimate: a thread started per evaluation cost
+  // the GPU machine's sandbox more than the evaluation.
+  ThreadPool* pool = nullptr;
 };
 
 // `lines`: indices into plan->lines; pairs [begin, end) of `pairs`.

@@ -33,8 +33,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <thread>
 
 #include "conjugate_rays.hpp"
+#include "fdk/core/thread_pool.hpp"
 #include "fdk/core/error.hpp"
 
 namespace fdk {
@@ -362,7 +364,9 @@ GeometryEstimate GeometryEstimator::estimate() const {
   std::vector<char> present(kept.size());
   for (size_t k = 0; k < kept.size(); ++k) present[k] = kept[k] != nullptr;
   const std::vector<conjugate::ViewPose> poses = conjugate::poses_of(views);
-  const Problem problem{&plan, &detector_, &poses, &kept};
+  // One pool for the whole estimate: its evaluations come back to back.
+  ThreadPool pool(static_cast<int>(std::min(16u, std::max(1u, std::thread::hardware_concurrency()))));
+  const Problem problem{&plan, &detector_, &poses, &kept, &pool};
 
   std::vector<Pair> pairs = conjugate::find_pairs(poses, present, detector_, 0.0, 2.0);
   if (pairs.size() < kMinPairs) {
