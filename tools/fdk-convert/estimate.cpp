@@ -5,6 +5,8 @@
 #include <fdk/adapters/geometry_io.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <thread>
 
@@ -202,5 +204,61 @@ GeometryOutput::GeometryOutput(const std::string& path, const std::vector<fdk_vi
 }
 
 void GeometryOutput::publish() { file_->rename_to_final(); }
+
+// The estimate where the user reads it: in words on stdout (the run's
+// result when it only estimates, so --quiet keeps it), or as an "estimate"
+// event with --progress json (stdout then holds only JSON lines).
+void report_estimate(fdk_tools::Progress& progress, const fdk_geometry_estimate& e, const std::string& applied_text,
+                     bool applied) {
+  if (progress.json()) {
+    progress.event(estimate_json(e, applied));
+    return;
+  }
+  std::fputs(estimate_text(e, applied_text).c_str(), stdout);
+  fdk_tools::flush_checked(stdout);
+}
+
+// Whether the run will apply an estimate (or refuse it, check_confidence).
+bool will_apply(const fdk_geometry_estimate& e, const Options& o) {
+  return e.confidence >= kMinimumConfidence || o.force_estimate;
+}
+
+// fdk-convert PROJECTIONS --estimate-geometry: one pass over the views into
+// an estimator, the estimate on stdout, the corrected geometry file if
+// asked; no library context, no volume, no output folder.
+int run_estimate_only(const Options& o, const fdk::adapters::ProjectionSource& source, const fdk_config& config,
+                      const GeometryOrigins& origins, std::chrono::steady_clock::time_point t_start,
+                      const std::function<void()>& check_stop) {
+  Estimator estimator(config, origins);
+  fdk_tools::Progress progress(o.progress);
+  size_t clamped_total = 0;
+  int clamped_views = 0;
+  push_all_views(source, o, &estimator, &progress, check_stop, &clamped_total, &clamped_views);
+  const fdk_geometry_estimate e = estimator.estimate();
+  if (clamped_total && !o.quiet) {
+    progress.message("note: " + std::to_string(clamped_total) + " pixels in " + std::to_string(clamped_views) +
+                     " projections had a transmission below the clamp (" +
+                     fmt("%g", o.folder.preprocess.min_transmission) + ") and were clamped");
+  }
+  const bool write = !o.write_geometry.empty();
+  report_estimate(progress, e,
+                  write && will_apply(e, o) ? "applied to '" + o.write_geometry + "'"
+                  : write                   ? "not applied: confidence below 0.5"
+                                            : "not applied: no --write-geometry",
+                  write && will_apply(e, o));
+  if (write) {
+    check_confidence(e, o.force_estimate, "--write-geometry '" + o.write_geometry + "'");
+    GeometryOutput out(o.write_geometry, corrected_views(e, views_of(config.scan)));
+    check_stop();
+    out.publish();
+    if (!o.quiet) progress.message("corrected geometry: '" + o.write_geometry + "'");
+  }
+  progress.stop();
+  check_stop();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  progress.event("{\"event\":\"done\",\"seconds\":" + fdk_tools::json_number(seconds) + ",\"outputs\":[" +
+                 (write ? fdk_tools::json_string(o.write_geometry) : std::string()) + "],\"preview\":null}");
+  return kExitOk;
+}
 
 }  // namespace fdk_convert

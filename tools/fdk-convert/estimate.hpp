@@ -10,6 +10,7 @@
 #include <fdk/adapters/projection_source.hpp>
 #include <fdk/fdk.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -99,5 +100,19 @@ class GeometryOutput {
   std::string path_;
   std::unique_ptr<fdk::adapters::OutputFile> file_;
 };
+
+// The estimate where the user reads it: in words on stdout, or as an
+// "estimate" event with --progress json.
+void report_estimate(fdk_tools::Progress& progress, const fdk_geometry_estimate& e, const std::string& applied_text,
+                     bool applied);
+// Whether the run will apply an estimate (or refuse it, check_confidence).
+bool will_apply(const fdk_geometry_estimate& e, const Options& o);
+// fdk-convert PROJECTIONS --estimate-geometry: one pass over the views into
+// an estimator, the estimate on stdout, the corrected geometry file if
+// asked; no library context, no volume, no output folder. `check_stop`
+// throws when the run must stop.
+int run_estimate_only(const Options& o, const fdk::adapters::ProjectionSource& source, const fdk_config& config,
+                      const GeometryOrigins& origins, std::chrono::steady_clock::time_point t_start,
+                      const std::function<void()>& check_stop);
 
 }  // namespace fdk_convert

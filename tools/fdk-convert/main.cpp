@@ -128,61 +128,6 @@ struct Context {
 // The ranks of a distributed run (null for one process).
 std::unique_ptr<Ranks> g_ranks;
 
-// The estimate where the user reads it: in words on stdout (the run's
-// result when it only estimates, so --quiet keeps it), or as an "estimate"
-// event with --progress json (stdout then holds only JSON lines).
-void report_estimate(fdk_tools::Progress& progress, const fdk_geometry_estimate& e, const std::string& applied_text,
-                     bool applied) {
-  if (progress.json()) {
-    progress.event(estimate_json(e, applied));
-    return;
-  }
-  std::fputs(estimate_text(e, applied_text).c_str(), stdout);
-  fdk_tools::flush_checked(stdout);
-}
-
-// Whether the run will apply an estimate (or refuse it, check_confidence).
-bool will_apply(const fdk_geometry_estimate& e, const Options& o) {
-  return e.confidence >= kMinimumConfidence || o.force_estimate;
-}
-
-// fdk-convert PROJECTIONS --estimate-geometry: one pass over the views into
-// an estimator, the estimate on stdout, the corrected geometry file if
-// asked; no library context, no volume, no output folder.
-int run_estimate_only(const Options& o, const ad::ProjectionSource& source, const fdk_config& config,
-                      const GeometryOrigins& origins, std::chrono::steady_clock::time_point t_start) {
-  Estimator estimator(config, origins);
-  fdk_tools::Progress progress(o.progress);
-  size_t clamped_total = 0;
-  int clamped_views = 0;
-  push_all_views(source, o, &estimator, &progress, throw_if_stopped, &clamped_total, &clamped_views);
-  const fdk_geometry_estimate e = estimator.estimate();
-  if (clamped_total && !o.quiet) {
-    progress.message("note: " + std::to_string(clamped_total) + " pixels in " + std::to_string(clamped_views) +
-                     " projections had a transmission below the clamp (" +
-                     fmt("%g", o.folder.preprocess.min_transmission) + ") and were clamped");
-  }
-  const bool write = !o.write_geometry.empty();
-  report_estimate(progress, e,
-                  write && will_apply(e, o) ? "applied to '" + o.write_geometry + "'"
-                  : write                   ? "not applied: confidence below 0.5"
-                                            : "not applied: no --write-geometry",
-                  write && will_apply(e, o));
-  if (write) {
-    check_confidence(e, o.force_estimate, "--write-geometry '" + o.write_geometry + "'");
-    GeometryOutput out(o.write_geometry, corrected_views(e, views_of(config.scan)));
-    throw_if_stopped();
-    out.publish();
-    if (!o.quiet) progress.message("corrected geometry: '" + o.write_geometry + "'");
-  }
-  progress.stop();
-  throw_if_stopped();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  progress.event("{\"event\":\"done\",\"seconds\":" + fdk_tools::json_number(seconds) + ",\"outputs\":[" +
-                 (write ? fdk_tools::json_string(o.write_geometry) : std::string()) + "],\"preview\":null}");
-  return kExitOk;
-}
-
 int run(const Options& o) {
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
@@ -436,7 +381,7 @@ int run(const Options& o) {
   }
   origins.reshaped = o.folder.preprocess.bin_u > 1 || o.folder.preprocess.bin_v > 1 ||
                      o.folder.preprocess.crop.width > 0 || o.folder.preprocess.crop.height > 0;
-  if (o.estimate_only()) return run_estimate_only(o, folder, config, origins, t_start);
+  if (o.estimate_only()) return run_estimate_only(o, folder, config, origins, t_start, throw_if_stopped);
   if (g_ranks) return g_ranks->run(Job{o, folder, config, have_xml, first_view, t_start, g_signal, origins});
   Context lib;
   if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
