@@ -8,6 +8,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ._closable import Closable
 from . import _checks, _native
 from .errors import InvalidStateError, raise_for
 from .geometry import Geometry
@@ -15,7 +16,7 @@ from .geometry_estimate import GeometryEstimate, new_c_estimate
 from .reconstructor import _index, _view_pixels
 
 
-class GeometryEstimator:
+class GeometryEstimator(Closable):
     """Estimates the detector's offset along u and its in-plane tilt from
     the views of a circular scan, pushed one by one in any order.
 
@@ -58,18 +59,6 @@ class GeometryEstimator:
         self._handle = handle.value
 
     # ---- lifetime -------------------------------------------------------------------
-    def __enter__(self) -> "GeometryEstimator":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def close(self) -> None:
         """Frees the estimator (after a call in flight on another thread). Idempotent."""
         with self._lock:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from ._closable import Closable
 from . import _native, _options, _progress_bar
 from ._checks import INT32_MAX, INT32_MIN, check_int
 from .errors import InvalidStateError, OutOfRangeError, raise_for
@@ -64,7 +65,7 @@ class Slab:
     data: np.ndarray
 
 
-class Reconstructor:
+class Reconstructor(Closable):
     """One reconstruction, fed view by view while the scanner turns.
 
     Parameters
@@ -177,18 +178,6 @@ class Reconstructor:
             self.set_progress(progress)
 
     # ---- lifetime -------------------------------------------------------------
-    def __enter__(self) -> "Reconstructor":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def close(self) -> None:
         """Cancels what is in flight on other threads, waits for it and frees
         the reconstruction. Idempotent. Not from the progress callable."""
