@@ -49,11 +49,16 @@ RowPlan plan_rows(const std::vector<fdk_view>& views, const fdk_detector& detect
 // One view's kept rows, quantised to 16 bits against its own range (the
 // step is range / 65535: far below any noise a projection carries).
 struct KeptView {
-  std::vector<uint16_t> q;  // rows x columns
+  const uint16_t* q = nullptr;  // rows x columns, owned by `storage`
   float base = 0, step = 0;
+  std::shared_ptr<const uint16_t> storage;
 };
 
-std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes);
+// `slot`: plan.rows x columns codes to write into (a slot of memory
+// allocated and touched beforehand, so that the push does not fault new
+// pages in), or null to allocate.
+std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes,
+                                          std::shared_ptr<uint16_t> slot = nullptr);
 
 // What the pair model needs of a view's nominal geometry.
 struct ViewPose {
@@ -109,6 +114,12 @@ struct Problem {
 // dominate the fit. `residuals`, when given, receives |r| of every sample.
 Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, const std::vector<int>& lines,
              const Candidate& c, bool jacobian, double scale = 0, std::vector<float>* residuals = nullptr);
+
+// The mean squared mismatch of pairs on plan line `line` at tilt 0 for the
+// offsets k * step_mm, k = -half..half (the grid that finds the offset's
+// basin). The same sums as evaluate(), arranged for a grid: a probe's row
+// does not depend on the offset, so each probe is read along v once.
+std::vector<double> offset_scan(const Problem& p, const std::vector<Pair>& pairs, int line, double step_mm, int half);
 
 }  // namespace conjugate
 }  // namespace fdk

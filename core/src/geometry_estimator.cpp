@@ -52,7 +52,7 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr uint64_t kDefaultMemoryLimit = uint64_t{256} << 20;
 constexpr size_t kMinPairs = 8;
 constexpr size_t kCoarsePairs = 3000;  // pairs the offset grid looks at
-constexpr size_t kStartPairs = 12000;  // pairs the unweighted start looks at
+constexpr size_t kStartPairs = 2000;   // pairs the unweighted start looks at
 constexpr size_t kMaxPairs = 6000;     // pairs the estimate uses at most
 constexpr size_t kMaxKeptViews = 360;  // views whose rows are kept, at most
 constexpr int kBlocks = 4;  // disjoint blocks of pairs for the spread
@@ -68,8 +68,6 @@ constexpr double kTiltSigmaScale = 0.05;
 // 3e-3; the scale halves the confidence at 5e-4, so the one is low and the
 // other not held down by its low contrast).
 constexpr double kStructureScale = 5e-4;
-
-double mean_cost(const Fit& f) { return f.samples ? f.cost / static_cast<double>(f.samples) : 0.0; }
 
 // Every line of the plan, or only the orbit plane's (exact) one.
 std::vector<int> all_lines(const conjugate::RowPlan& plan) {
@@ -106,9 +104,7 @@ double coarse_offset(const Problem& p, const std::vector<Pair>& pairs) {
   const std::vector<int> line = orbit_line(*p.plan);
   const double step = 0.5 * p.detector->spacing[0];
   const int half = std::max(2, static_cast<int>(0.15 * p.detector->size[0] / 0.5));
-  std::vector<double> cost(2 * half + 1);
-  for (int k = -half; k <= half; ++k)
-    cost[k + half] = mean_cost(conjugate::evaluate(p, few, 0, few.size(), line, Candidate{k * step, 0}, false));
+  const std::vector<double> cost = conjugate::offset_scan(p, few, line[0], step, half);
   const int best = static_cast<int>(std::min_element(cost.begin() + 1, cost.end() - 1) - cost.begin());
   return (best - half + parabola_vertex(cost[best - 1], cost[best], cost[best + 1])) * step;
 }
@@ -234,7 +230,7 @@ std::vector<std::vector<double>> orbit_rows(const conjugate::RowPlan& plan, int 
   std::vector<std::vector<double>> rows;
   for (const auto& kv : kept) {
     if (!kv) continue;
-    const uint16_t* q = kv->q.data() + static_cast<size_t>(band.offset + r) * columns;
+    const uint16_t* q = kv->q + static_cast<size_t>(band.offset + r) * columns;
     std::vector<double> row(static_cast<size_t>(columns));
     for (int c = 0; c < columns; ++c) row[c] = kv->base + kv->step * q[c];
     rows.push_back(std::move(row));
@@ -329,6 +325,12 @@ GeometryEstimator::GeometryEstimator(std::vector<fdk_view> views, const fdk_dete
   for (size_t k = 0; k < views_.size(); k += static_cast<size_t>(stride_)) kept_views.push_back(views_[k]);
   plan_ = std::make_shared<const conjugate::RowPlan>(conjugate::plan_rows(kept_views, detector_, memory_limit_));
   kept_.resize(views_.size());
+  // One block for every kept view's rows, zeroed (so touched) here: fresh
+  // pages faulted in during the push cost the GPU machine's sandbox 0.5 ms
+  // a view of (b), more than reading the rows.
+  slot_size_ = static_cast<size_t>(plan_->rows) * static_cast<size_t>(detector_.size[0]);
+  block_ = std::shared_ptr<uint16_t>(new uint16_t[kept_views.size() * slot_size_](), std::default_delete<uint16_t[]>());
+  slot_taken_.assign(kept_views.size(), 0);
 }
 
 uint64_t GeometryEstimator::memory_bytes() const {
@@ -339,25 +341,70 @@ uint64_t GeometryEstimator::memory_bytes() const {
 
 void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_bytes) {
   if (index % stride_ != 0) return;  // not in the kept subset
-  auto kv = conjugate::keep_rows(*plan_, detector_.size[0], pixels, pitch_bytes);
+  // A view's first push writes its slot of the block; one pushed again
+  // gets rows of its own, so that an estimate reading the first never sees
+  // them change.
+  const size_t slot_index = static_cast<size_t>(index / stride_);
+  std::shared_ptr<uint16_t> slot;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!slot_taken_.at(slot_index)) {
+      slot_taken_[slot_index] = 1;
+      slot = std::shared_ptr<uint16_t>(block_, block_.get() + slot_index * slot_size_);
+    }
+  }
+  auto kv = conjugate::keep_rows(*plan_, detector_.size[0], pixels, pitch_bytes, std::move(slot));
   std::lock_guard<std::mutex> lock(mutex_);
   kept_.at(static_cast<size_t>(index)) = std::move(kv);
+  ++revision_;
 }
 
 void GeometryEstimator::set_view(int index, const fdk_view& view) {
   std::lock_guard<std::mutex> lock(mutex_);
   views_.at(static_cast<size_t>(index)) = view;
+  ++revision_;
+}
+
+GeometryEstimator::Snapshot GeometryEstimator::snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return Snapshot{kept_, views_, revision_};
 }
 
 GeometryEstimate GeometryEstimator::estimate() const {
-  // set_view() may replace views while this runs: work on a copy of both.
-  std::vector<std::shared_ptr<const conjugate::KeptView>> kept;
-  std::vector<fdk_view> views;
+  Snapshot snap = snapshot();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    kept = kept_;
-    views = views_;
+    std::lock_guard<std::mutex> lock(result_mutex_);
+    if (pending_.valid() && pending_revision_ == snap.revision) {
+      result_ = std::make_shared<const GeometryEstimate>(pending_.get());  // rethrows what it threw
+      result_revision_ = snap.revision;
+      return *result_;
+    }
+    if (result_ && result_revision_ == snap.revision) return *result_;
   }
+  auto e = std::make_shared<const GeometryEstimate>(compute(snap));
+  std::lock_guard<std::mutex> lock(result_mutex_);
+  result_ = e;
+  result_revision_ = snap.revision;
+  return *e;
+}
+
+void GeometryEstimator::start_estimate() {
+  try {
+    Snapshot snap = snapshot();
+    std::lock_guard<std::mutex> lock(result_mutex_);
+    if ((result_ && result_revision_ == snap.revision) || (pending_.valid() && pending_revision_ == snap.revision))
+      return;
+    const uint64_t revision = snap.revision;
+    pending_ = std::async(std::launch::async, [this, s = std::move(snap)] { return compute(s); });
+    pending_revision_ = revision;
+  } catch (const std::exception&) {
+    // No thread or memory to be had now: estimate() computes it when asked.
+  }
+}
+
+GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
+  const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept = snap.kept;
+  const std::vector<fdk_view>& views = snap.views;
   const conjugate::RowPlan& plan = *plan_;
   GeometryEstimate e;
   e.rows_used = plan.rows;

@@ -250,6 +250,9 @@ void Reconstruction::finish() {
   meter_->set_views(static_cast<int>(model_.view_order.size()));
   backend_->finish(model_);
   finished_.store(true);
+  // Every view is in: the estimate is computed while the backend
+  // reconstructs, not after the last slab is read.
+  if (estimator_) estimator_->start_estimate();
   notify_progress();
 }
 

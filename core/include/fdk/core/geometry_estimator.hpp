@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -64,8 +65,14 @@ class GeometryEstimator {
 
   // The estimate from the views kept so far. Never throws for lack of
   // data: with too few usable view pairs it returns confidence 0 and a
-  // basis that says why (flags without FDK_ESTIMATE_OFFSET/TILT).
+  // basis that says why (flags without FDK_ESTIMATE_OFFSET/TILT). The one
+  // start_estimate() began, or an earlier one, when no view was kept or
+  // replaced since.
   GeometryEstimate estimate() const;
+  // Begins the estimate of the views kept so far on a thread of its own
+  // (the scan is complete: fdk_finish), so that it is ready by the time
+  // the GPUs have backprojected. Nothing happens when no thread can start.
+  void start_estimate();
 
   // `view` corrected by `e` (projection_offset_x and in_plane_angle_deg).
   static fdk_view apply(const fdk_view& view, const GeometryEstimate& e);
@@ -81,7 +88,30 @@ class GeometryEstimator {
   // Per view, null until added; immutable once kept, so estimate() copies
   // the pointers under the lock and reads the rows without it.
   std::vector<std::shared_ptr<const conjugate::KeptView>> kept_;
+  std::shared_ptr<uint16_t> block_;  // the kept views' rows, one slot each
+  size_t slot_size_ = 0;             // codes per slot
+  std::vector<char> slot_taken_;     // per slot: written by a view's first push (mutex_)
+  uint64_t revision_ = 0;            // views kept or replaced so far (mutex_)
   mutable std::mutex mutex_;
+
+  // The kept rows and views at one moment: estimates work on a copy, as
+  // views may be kept or replaced while they run.
+  struct Snapshot {
+    std::vector<std::shared_ptr<const conjugate::KeptView>> kept;
+    std::vector<fdk_view> views;
+    uint64_t revision = 0;
+  };
+  Snapshot snapshot() const;
+  GeometryEstimate compute(const Snapshot& s) const;
+
+  // The last estimate and the revision it saw; the one start_estimate()
+  // began. Declared last: destroyed first, the pending one is waited for
+  // before the rows it reads go.
+  mutable std::mutex result_mutex_;
+  mutable std::shared_ptr<const GeometryEstimate> result_;
+  mutable uint64_t result_revision_ = 0;
+  mutable std::future<GeometryEstimate> pending_;
+  mutable uint64_t pending_revision_ = 0;
 };
 
 }  // namespace fdk
