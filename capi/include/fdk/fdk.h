@@ -298,8 +298,9 @@ typedef struct fdk_config {
   /* Appended in 0.7 (older struct sizes still work and get the default): */
   int32_t estimate_geometry; /* 1: keep, as views are pushed, what
                             fdk_get_geometry_estimate needs (a few detector
-                            rows of each view, counted in the host budget);
-                            0 = off (the default). Not under libfdk_mpi. */
+                            rows of each view, allocated at fdk_create and
+                            counted in the host budget); 0 = off (the
+                            default). Not under libfdk_mpi. */
 } fdk_config;
 
 /* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
@@ -725,7 +726,10 @@ typedef struct fdk_geometry_estimate {
 FDK_API fdk_geometry_estimate* fdk_geometry_estimate_init(fdk_geometry_estimate* estimate);
 
 /* A reconstruction created with estimate_geometry = 1: the estimate from
-   the views pushed so far (any time; also after fdk_finish). The volume is
+   the views pushed so far (any time; also after fdk_finish). fdk_finish
+   starts it on a thread of the library's own, so after fdk_finish this
+   returns that estimate, ready by the time the slabs are (on one GPU it is
+   computed while the GPU backprojects). The volume is
    still the nominal geometry's: to apply the estimate, push the views again
    into a reconstruction whose config went through
    fdk_apply_geometry_estimate (the stored views are filtered with the
