@@ -129,10 +129,16 @@ fdk_scan* fdk_scan_init(fdk_scan* scan) {
   return scan;
 }
 
-fdk_config* fdk_config_init(fdk_config* config) {
+fdk_config* fdk_config_init_sized(fdk_config* config, size_t struct_size) {
   if (!config) return config;
-  std::memset(config, 0, sizeof(*config));
-  config->struct_size = sizeof(*config);
+  // Only a layout some header declared: writing more than the caller's
+  // struct would overwrite whatever follows it. Every field with a default
+  // other than zero lies in the 0.1 layout.
+  if (struct_size != sizeof(fdk_config) && struct_size != kConfigSize01 && struct_size != kConfigSize02 &&
+      struct_size != kConfigSize04 && struct_size != kConfigSize06)
+    return nullptr;
+  std::memset(config, 0, struct_size);
+  config->struct_size = static_cast<uint32_t>(struct_size);
   fdk_scan_init(&config->scan);
   config->window = FDK_WINDOW_RAM_LAK;
   config->cutoff = 1.0;
@@ -142,6 +148,12 @@ fdk_config* fdk_config_init(fdk_config* config) {
   config->precision = FDK_PRECISION_FLOAT32;
   return config;
 }
+
+// The symbol that programs built against 0.6 or older headers call: until
+// 0.7 it wrote the library's whole struct, 8 bytes past a 0.6 caller's.
+// Frozen at the 0.5/0.6 layout (a 0.1-0.4 caller's struct is smaller still:
+// those were already overrun by 0.5 and 0.6, and cannot be told apart here).
+fdk_config*(fdk_config_init)(fdk_config* config) { return fdk_config_init_sized(config, kConfigSize06); }
 
 fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
   if (out) *out = nullptr;

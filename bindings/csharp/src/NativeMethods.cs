@@ -38,11 +38,15 @@ namespace Fdk
 
         // ---- configuration ----
         // Not used by Reconstructor (it fills struct_size itself, see
-        // Reconstructor.BuildConfig): a newer library would write its own,
-        // larger sizeof into our buffer. Declared for completeness and used
-        // by the tests on an oversized buffer.
+        // Reconstructor.BuildConfig). fdk_config_init writes the 0.5/0.6
+        // layout (what programs built against those headers call);
+        // fdk_config_init_sized (0.7) writes exactly struct_size bytes of a
+        // layout the library knows. Used by the tests.
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr fdk_config_init(IntPtr config);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr fdk_config_init_sized(IntPtr config, UIntPtr structSize);
 
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr fdk_scan_init(IntPtr scan);

@@ -205,7 +205,7 @@ namespace Fdk.Tests
             IntPtr buffer = Marshal.AllocHGlobal(4096);
             try
             {
-                Assert.AreEqual(buffer, NativeMethods.fdk_config_init(buffer));
+                Assert.AreEqual(buffer, NativeMethods.fdk_config_init_sized(buffer, (UIntPtr)sizeof(FdkConfigNative)));
                 FdkConfigNative init = *(FdkConfigNative*)buffer;
                 var settings = new ReconstructionSettings {
                     Volume = new Volume(), Detector = new Detector(),

@@ -81,7 +81,7 @@ def test_enum_values_match(facts):
 def test_the_library_agrees_on_the_struct_sizes_it_initialises():
     lib = _native.lib()
     cfg = _native.Config()
-    lib.fdk_config_init(ctypes.byref(cfg))
+    _native.init_config(cfg)
     assert cfg.struct_size == ctypes.sizeof(_native.Config)
     assert cfg.scan.struct_size == ctypes.sizeof(_native.Scan)
     assert cfg.cutoff == 1.0 and cfg.scan.arc_deg == 360.0

@@ -306,8 +306,20 @@ typedef struct fdk_config {
 /* Fill with struct_size and defaults (everything zero except: window Ram-Lak,
    cutoff 1, switches AUTO, backend AUTO, precision float32, outside_fov
    BACKPROJECT, scan kind UNIFORM with arc 360). Returns its argument;
-   NULL-safe. */
+   NULL-safe.
+   fdk_config grows at the end from version to version, so the library must
+   not write more of it than the caller's header declared: call
+   fdk_config_init(config) as written, a macro that passes
+   sizeof(fdk_config) to fdk_config_init_sized. That writes exactly
+   struct_size bytes when struct_size is this header's size or an older
+   version's (0.1, 0.2, 0.4, 0.5/0.6 layouts); any other size writes
+   nothing and returns NULL (a header newer than the library: fdk_create
+   would refuse it). The function fdk_config_init itself, which programs
+   built against 0.6 or older headers call, writes the 0.5/0.6 layout (384
+   bytes on LP64) and sets that struct_size. Added in 0.7. */
+FDK_API fdk_config* fdk_config_init_sized(fdk_config* config, size_t struct_size);
 FDK_API fdk_config* fdk_config_init(fdk_config* config);
+#define fdk_config_init(config) fdk_config_init_sized((config), sizeof(fdk_config))
 FDK_API fdk_scan* fdk_scan_init(fdk_scan* scan);
 
 /* ---- lifetime ------------------------------------------------------------- */

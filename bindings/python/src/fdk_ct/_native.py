@@ -84,7 +84,7 @@ class Config(ctypes.Structure):
         ("hann_cutoff_v", c_double),
         # Appended in 0.7; an older library's fdk_config_init writes a
         # smaller struct_size and never reads it (options.fill refuses to
-        # set it there).
+        # set it there). init_config() initialises the struct.
         ("estimate_geometry", c_int32),
     ]
 
@@ -247,6 +247,13 @@ _GEOMETRY_ESTIMATION_PROTOTYPES = {
 }
 
 
+# Added in 0.7 too: the init that writes exactly this binding's struct
+# (init_config).
+_OPTIONAL_PROTOTYPES = {
+    "fdk_config_init_sized": (POINTER(Config), [POINTER(Config), c_size_t]),
+}
+
+
 class LibraryNotFoundError(ImportError):
     """libfdk could not be found or loaded, or is older than this binding needs."""
 
@@ -279,7 +286,7 @@ def _load() -> ctypes.CDLL:
                                            f"{REQUIRED_VERSION[0]}.{REQUIRED_VERSION[1]}") from e
             f.restype = restype
             f.argtypes = argtypes
-        for fn, (restype, argtypes) in _GEOMETRY_ESTIMATION_PROTOTYPES.items():
+        for fn, (restype, argtypes) in {**_GEOMETRY_ESTIMATION_PROTOTYPES, **_OPTIONAL_PROTOTYPES}.items():
             f = getattr(lib, fn, None)
             if f is not None:
                 f.restype = restype
@@ -361,6 +368,17 @@ def lib() -> ctypes.CDLL:
             if _lib is None:
                 _lib = _load()
     return _lib
+
+
+def init_config(cfg: "Config") -> None:
+    """fdk_config_init for this binding's struct: a 0.7 or later library
+    writes exactly ``sizeof(Config)`` bytes (fdk_config_init_sized); an
+    older one (or one older than this binding's struct) writes its own,
+    smaller layout through fdk_config_init, and struct_size says which."""
+    loaded = lib()
+    sized = getattr(loaded, "fdk_config_init_sized", None)
+    if sized is None or not sized(ctypes.byref(cfg), ctypes.sizeof(cfg)):
+        loaded.fdk_config_init(ctypes.byref(cfg))
 
 
 def geometry_estimation() -> ctypes.CDLL:

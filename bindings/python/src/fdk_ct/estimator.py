@@ -46,7 +46,7 @@ class GeometryEstimator(Closable):
         self.geometry = geometry
         lib = _native.geometry_estimation()
         cfg = _native.Config()
-        lib.fdk_config_init(ctypes.byref(cfg))
+        _native.init_config(cfg)
         # Only the geometry and the detector are read; a valid grid anyway,
         # so that no check of an unused field can refuse the config.
         geometry.default_volume()._to_c(cfg.volume)

@@ -157,7 +157,7 @@ class Reconstructor(Closable):
 
         lib = _native.lib()
         cfg = _native.Config()
-        lib.fdk_config_init(ctypes.byref(cfg))
+        _native.init_config(cfg)
         volume._to_c(cfg.volume)
         keep = geometry._fill(cfg)
         _options.fill(cfg, window=window, cutoff=cutoff, backend=backend,
