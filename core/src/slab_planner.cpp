@@ -16,7 +16,7 @@ std::string mib(uint64_t bytes) { return byte_text(bytes); }
 
 SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget, int requested_thickness,
                     int max_thickness, uint64_t preferred_bytes, const std::function<uint64_t(int)>& work_bytes,
-                    int align) {
+                    int align, int workers, int during_scan) {
   if (max_thickness < 1)
     fail(FDK_ERROR_BUDGET, "the GPU memory budget does not hold even one volume plane");
   const auto reserve = [&](int planes) {
@@ -48,9 +48,25 @@ SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget
     if (aligned) thickness -= thickness % align;
     // Even out: the same number of slabs, as equal as possible (on the
     // alignment, which keeps the thickness within the one just found).
+    const auto evened = [&](int count) {
+      const int t = (planes_total + count - 1) / count;
+      return aligned ? (t + align - 1) / align * align : t;
+    };
     const int count = (planes_total + thickness - 1) / thickness;
-    thickness = (planes_total + count - 1) / count;
-    if (aligned) thickness = (thickness + align - 1) / align * align;
+    thickness = evened(count);
+    // Several GPUs: a few more, thinner slabs so that those shared out
+    // after the scan split evenly (thinner fits every budget the thicker
+    // did). Not for one slab (nothing is shared out) nor beyond a few
+    // tries (the alignment may not allow it).
+    const int shared = workers > 1 && count > 1 ? workers : 1;
+    for (int c = count; shared > 1 && c < count + 2 * shared; ++c) {
+      const int t = evened(c);
+      const int slabs = (planes_total + t - 1) / t;
+      if (t >= 1 && slabs > during_scan && (slabs - during_scan) % shared == 0) {
+        thickness = t;
+        break;
+      }
+    }
   }
   SlabPlan plan;
   plan.thickness = thickness;

@@ -305,6 +305,8 @@ class CudaBackend final : public Backend {
     return bytes;
   }
   int slab_alignment() const override { return aligned_slab_planes(); }
+  int slab_workers() const override { return resident_ ? 1 : static_cast<int>(live_.size()); }
+  bool first_slab_during_scan() const override { return !resident_ && live_.front()->early_slab_planned(); }
   bool caches_slabs() const override { return false; }
   bool keeps_volume() const override { return resident_; }
   uint64_t preferred_slab_bytes(const ScanModel& model) const override {

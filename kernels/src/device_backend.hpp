@@ -76,6 +76,9 @@ class DeviceBackend : public Backend {
   // Streaming, after finish: true when the first slab was completed during
   // the scan, in buffer 0 of this device.
   virtual bool early_slab_done() const = 0;
+  // The first slab is meant to be computed during the scan (it may still
+  // fall back to the store: early_slab_done says whether it did).
+  virtual bool early_slab_planned() const = 0;
   // Streaming: starts the worker computing slabs from `prefetch` into this
   // device's buffers (global indices first_buffer + 0..kSlabBuffers-1),
   // decompressing on `decode`, the pool every device's worker shares.

@@ -137,6 +137,7 @@ class OneDevice final : public DeviceBackend {
   std::unique_ptr<StagingBuffer> make_staging(size_t floats) const override;
   double busy_seconds() const override;
   bool early_slab_done() const override { return early_done_; }
+  bool early_slab_planned() const override { return early_; }
   int ordinal() const override { return device_; }
   bool resident() const override { return resident_; }
   int slabs_computed() const override { return slabs_computed_.load(); }

@@ -313,12 +313,14 @@ TEST(MultiGpu, StreamedVolumeIsTheSameBitsOnEveryNumberOfGpus) {
     ASSERT_GT(one.slabs, 3);
     for (const auto& set : device_sets()) {
       const Outcome many = reconstruct(on_devices(scan.config, set, kStreamBudget), scan);
-      EXPECT_EQ(many.slabs, one.slabs);
+      // The plan may cut thinner slabs for several GPUs (those shared out
+      // after the scan split evenly: plan_slabs); the bits stay.
+      EXPECT_GE(many.slabs, one.slabs);
       EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(set);
       int computed = 0;
       for (int i = 0; i < many.stats.num_devices; ++i) computed += many.stats.slabs_computed[i];
       EXPECT_GE(computed,
-                one.slabs - 1);  // the first slab may come from the scan
+                many.slabs - 1);  // the first slab may come from the scan
       EXPECT_GE(workers_with_slabs(many.stats), 2) << "the slabs were not shared out";
       std::printf(
           "[gpu] streamed (%d slabs, detector %d rows) on %s: same "

@@ -59,3 +59,44 @@ TEST(SlabPlanner, SlabsThinnerThanTheAlignmentAreKept) {
       100, kMiB, 1024 * kMiB, 24, 100, 64 * kMiB, [](int) { return uint64_t{0}; }, 16);
   EXPECT_EQ(asked.thickness, 24);
 }
+
+namespace {
+
+// (c) with an 8 GiB GPU budget, as above, on `workers` GPUs whose first
+// slab is computed during the scan (or not).
+SlabPlan c8_on(int workers, int during_scan, int align = 16) {
+  return plan_slabs(
+      2048, kMiB, 4096 * kMiB, 0, 210, 1024 * kMiB, [](int) { return uint64_t{0}; }, align, workers, during_scan);
+}
+
+}  // namespace
+
+TEST(SlabPlanner, SlabsSharedOutAfterTheScanSplitEvenlyOverTheGpus) {
+  // One GPU: the plan of one GPU (10 slabs of 208).
+  EXPECT_EQ(c8_on(1, 1).slabs.size(), 10u);
+  for (int workers : {2, 3, 4})
+    for (int during : {0, 1}) {
+      const SlabPlan p = c8_on(workers, during);
+      const int slabs = static_cast<int>(p.slabs.size());
+      EXPECT_EQ((slabs - during) % workers, 0) << workers << " GPUs, " << during << " during the scan: " << slabs;
+      EXPECT_GE(slabs, 10) << "never thicker than one GPU's plan";
+      EXPECT_LE(p.thickness, 208);
+      EXPECT_EQ(p.thickness % 16, 0) << "still on the alignment";
+      expect_covers(p, 2048);
+    }
+  // Eight GPUs and the first slab during the scan would need 9 or 17 slabs,
+  // which no multiple of 16 planes gives within a few tries: the plan of
+  // one GPU stays.
+  EXPECT_EQ(c8_on(8, 1).slabs.size(), 10u);
+  // Two GPUs, the first slab during the scan: 11 slabs (1 + 5 + 5), not
+  // 10 (1 + 5 + 4).
+  EXPECT_EQ(c8_on(2, 1).slabs.size(), 11u);
+  // A volume in one slab is not cut for the GPUs (nothing is shared out),
+  // nor is a thickness the caller asked for.
+  EXPECT_EQ(automatic(64, 64, 16).slabs.size(), 1u);
+  EXPECT_EQ(plan_slabs(64, kMiB, 1024 * kMiB, 0, 64, 64 * kMiB, [](int) { return uint64_t{0}; }, 16, 4, 1).slabs.size(),
+            1u);
+  EXPECT_EQ(plan_slabs(2048, kMiB, 4096 * kMiB, 208, 210, 1024 * kMiB, [](int) { return uint64_t{0}; }, 16, 2, 1)
+                .slabs.size(),
+            10u);
+}

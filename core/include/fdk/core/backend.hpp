@@ -150,6 +150,11 @@ class Backend {
   // Automatic slabs start on multiples of this many planes (plan_slabs),
   // where the backend computes fastest.
   virtual int slab_alignment() const { return 1; }
+  // Streamed slabs: how many workers (GPUs) compute them at once, and
+  // whether the first is computed during the scan, so that only the rest
+  // are shared out after fdk_finish (plan_slabs evens those out).
+  virtual int slab_workers() const { return 1; }
+  virtual bool first_slab_during_scan() const { return false; }
 };
 
 // The field of view: 1 where the (x, z) column (index z * nx + x) is

@@ -26,8 +26,13 @@ struct SlabPlan {
 // `preferred_bytes` (the backend's wish), and when they can hold `align`
 // planes their thickness is a multiple of it, so that every slab starts on
 // a multiple (Backend::slab_alignment).
+// Streamed slabs are shared out after the scan among `workers` GPUs, but
+// the first `during_scan` of them are computed while the views arrive: the
+// automatic plan thins its slabs until the ones shared out are a multiple
+// of `workers`, so that no GPU computes one slab more than another after
+// the scan (c8 on two GPUs: 10 slabs, 1 during the scan, 5 and 4 after).
 SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget, int requested_thickness,
                     int max_thickness, uint64_t preferred_bytes, const std::function<uint64_t(int)>& work_bytes,
-                    int align = 1);
+                    int align = 1, int workers = 1, int during_scan = 0);
 
 }  // namespace fdk
