@@ -73,6 +73,12 @@ constexpr size_t kConfigSize04 = offsetof(fdk_config, hann_cutoff_v);
 constexpr size_t kConfigSize06 = offsetof(fdk_config, estimate_geometry);
 constexpr size_t kProgressSize04 = offsetof(fdk_progress, backprojection_done);
 
+// The sizes of fdk_config that older headers declared (fdk_create reads
+// them with the appended fields' defaults).
+bool older_config_size(size_t size) {
+  return size == kConfigSize01 || size == kConfigSize02 || size == kConfigSize04 || size == kConfigSize06;
+}
+
 // Accepts the current size and any of `older`.
 template <class Info>
 void check_out_struct_sizes(const Info* info, const char* name, std::initializer_list<size_t> older) {
@@ -134,9 +140,7 @@ fdk_config* fdk_config_init_sized(fdk_config* config, size_t struct_size) {
   // Only a layout some header declared: writing more than the caller's
   // struct would overwrite whatever follows it. Every field with a default
   // other than zero lies in the 0.1 layout.
-  if (struct_size != sizeof(fdk_config) && struct_size != kConfigSize01 && struct_size != kConfigSize02 &&
-      struct_size != kConfigSize04 && struct_size != kConfigSize06)
-    return nullptr;
+  if (struct_size != sizeof(fdk_config) && !older_config_size(struct_size)) return nullptr;
   std::memset(config, 0, struct_size);
   config->struct_size = static_cast<uint32_t>(struct_size);
   fdk_scan_init(&config->scan);
@@ -163,8 +167,7 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
     // An older caller's struct ends before the appended fields: read only
     // its bytes, the rest keeps fdk_config_init's defaults.
     fdk_config full;
-    if (config->struct_size == kConfigSize01 || config->struct_size == kConfigSize02 ||
-        config->struct_size == kConfigSize04 || config->struct_size == kConfigSize06) {
+    if (older_config_size(config->struct_size)) {
       const size_t size = config->struct_size;
       fdk_config_init(&full);
       std::memcpy(&full, config, size);

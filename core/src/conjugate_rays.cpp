@@ -300,6 +300,32 @@ std::vector<Pair> find_pairs(const std::vector<ViewPose>& poses, const std::vect
 
 namespace {
 
+// Where ideal point (x, y) of view `v` falls on its detector for the
+// offset `offset`: the column, and the row within `band`. `ck`, `sk`: the
+// cosine and sine of the view's in-plane angle plus the tilt. The one
+// place the pair model maps a point to the detector (evaluate and
+// offset_scan both).
+struct DetectorPoint {
+  double col, row_in_band;
+};
+DetectorPoint detector_point(const ViewPose& v, double ck, double sk, double x, double y, double offset,
+                             const fdk_detector& d, const Band& band) {
+  const double u = ck * x + sk * y - v.pox - offset;
+  const double w = -sk * x + ck * y - v.poy;
+  return {(u - d.origin[0]) / d.spacing[0], (w - d.origin[1]) / d.spacing[1] - band.first_row};
+}
+
+// Runs fn(k) for every chunk k < chunks, on the estimate's pool when there
+// is one and more than one chunk.
+template <class Fn>
+void for_chunks(const Problem& p, size_t chunks, const Fn& fn) {
+  if (!p.pool || chunks == 1) {
+    for (size_t k = 0; k < chunks; ++k) fn(k);
+  } else {
+    p.pool->parallel_for(static_cast<int>(chunks), [&](int k, int) { fn(static_cast<size_t>(k)); });
+  }
+}
+
 // The sums of evaluate() over pairs [begin, end); `cs`, `sn`: every view's
 // cosine and sine of its in-plane angle plus the candidate's tilt, computed
 // once per call rather than once per sample.
@@ -309,15 +335,13 @@ Fit evaluate_range(const Problem& p, const std::vector<Pair>& pairs, size_t begi
   const fdk_detector& d = *p.detector;
   const int nu = d.size[0];
   const std::vector<ViewPose>& poses = *p.poses;
-  const double ou = d.origin[0], ov = d.origin[1], su = d.spacing[0], sv = d.spacing[1];
+  const double su = d.spacing[0], sv = d.spacing[1];
   Fit fit;
   // Column, row and their derivatives of ideal point (x, y) in view k.
   auto probe = [&](int k, const Band& band, double x, double y, double* dr_dd, double* dr_dt) {
-    const ViewPose& v = poses[k];
     const double ck = cs[k], sk = sn[k];
-    const double u = ck * x + sk * y - v.pox - c.offset;
-    const double w = -sk * x + ck * y - v.poy;
-    const Sample s = sample(*(*p.kept)[k], band, nu, (u - ou) / su, (w - ov) / sv - band.first_row);
+    const DetectorPoint at = detector_point(poses[k], ck, sk, x, y, c.offset, d, band);
+    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band);
     *dr_dd = -s.dcol / su;
     *dr_dt = s.dcol / su * (-sk * x + ck * y) + s.drow / sv * (-ck * x - sk * y);
     return s.value;
@@ -352,10 +376,10 @@ void accumulate(Fit& total, const Fit& part) {
   total.samples += part.samples;
 }
 
-// Samples below which one thread does the work: handing a chunk to the
-// estimate's pool costs more than a chunk of fewer than 200 samples (a
-// sample takes about 0.25 us). At 20000 a sum of (b)'s 3750 pairs x 9
-// lines ran on one thread: 9 ms an evaluation, most of the estimate.
+// Samples below which one thread does the work (a sum of fewer than 3200
+// goes in chunks of under 200, about 50 us each at 0.27 us a sample). At
+// 20000 a sum of (b)'s 3750 pairs x 9 lines ran on one thread: 9 ms an
+// evaluation, most of the estimate.
 constexpr size_t kSamplesPerThread = 1600;
 // The pairs are cut into this many chunks whatever the machine, and the
 // chunks' sums are added in order: the same estimate on every machine.
@@ -380,11 +404,7 @@ Fit evaluate(const Problem& p, const std::vector<Pair>& pairs, size_t begin, siz
     parts[k] = evaluate_range(p, pairs, begin + count * k / chunks, begin + count * (k + 1) / chunks, lines, c, cs, sn,
                               jacobian, scale, residuals ? &kept_residuals[k] : nullptr);
   };
-  if (!p.pool || chunks == 1) {
-    for (size_t k = 0; k < chunks; ++k) run_chunk(k);
-  } else {
-    p.pool->parallel_for(static_cast<int>(chunks), [&](int k, int) { run_chunk(static_cast<size_t>(k)); });
-  }
+  for_chunks(p, chunks, run_chunk);
   Fit fit;
   for (size_t k = 0; k < chunks; ++k) {
     accumulate(fit, parts[k]);
@@ -414,10 +434,10 @@ std::vector<double> offset_scan(const Problem& p, const std::vector<Pair>& pairs
         const double x = side ? -pr.x : pr.x;
         const ViewPose& v = (*p.poses)[static_cast<size_t>(k)];
         const KeptView& kv = *(*p.kept)[static_cast<size_t>(k)];
-        const double ck = std::cos(v.in_plane), sk = std::sin(v.in_plane);
-        const double col0 = (ck * x + sk * line.height - v.pox - d.origin[0]) / d.spacing[0];
-        const double row = (-sk * x + ck * line.height - v.poy - d.origin[1]) / d.spacing[1] - band.first_row;
-        const RowTaps rt = row_taps(band, row);
+        const DetectorPoint at =
+            detector_point(v, std::cos(v.in_plane), std::sin(v.in_plane), x, line.height, 0.0, d, band);
+        const double col0 = at.col;
+        const RowTaps rt = row_taps(band, at.row_in_band);
         // The columns the grid's samples read, read along v once.
         const double reach = std::min(col0 + half * shift, 2.0 * nu) + 2;  // finite whatever col0
         const int lo = std::clamp(static_cast<int>(std::floor(std::max(col0 - half * shift, -2.0 * nu))) - 2, 0, nu - 1);
@@ -447,11 +467,7 @@ std::vector<double> offset_scan(const Problem& p, const std::vector<Pair>& pairs
       }
     }
   };
-  if (!p.pool || chunks == 1) {
-    for (size_t k = 0; k < chunks; ++k) run_chunk(k);
-  } else {
-    p.pool->parallel_for(static_cast<int>(chunks), [&](int k, int) { run_chunk(static_cast<size_t>(k)); });
-  }
+  for_chunks(p, chunks, run_chunk);
   std::vector<double> mean(static_cast<size_t>(n), 0.0);
   for (const auto& part : parts)
     for (int g = 0; g < n; ++g) mean[static_cast<size_t>(g)] += part[static_cast<size_t>(g)];

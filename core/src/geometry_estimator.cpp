@@ -375,17 +375,17 @@ GeometryEstimate GeometryEstimator::estimate() const {
   {
     std::lock_guard<std::mutex> lock(result_mutex_);
     if (pending_.valid() && pending_revision_ == snap.revision) {
-      result_ = std::make_shared<const GeometryEstimate>(pending_.get());  // rethrows what it threw
+      result_ = pending_.get();  // rethrows what it threw
       result_revision_ = snap.revision;
       return *result_;
     }
     if (result_ && result_revision_ == snap.revision) return *result_;
   }
-  auto e = std::make_shared<const GeometryEstimate>(compute(snap));
+  GeometryEstimate e = compute(snap);
   std::lock_guard<std::mutex> lock(result_mutex_);
   result_ = e;
   result_revision_ = snap.revision;
-  return *e;
+  return e;
 }
 
 void GeometryEstimator::start_estimate() {

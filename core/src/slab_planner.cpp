@@ -62,7 +62,7 @@ SlabPlan plan_slabs(int planes_total, uint64_t plane_bytes, uint64_t host_budget
     for (int c = count; shared > 1 && c < count + 2 * shared; ++c) {
       const int t = evened(c);
       const int slabs = (planes_total + t - 1) / t;
-      if (t >= 1 && slabs > during_scan && (slabs - during_scan) % shared == 0) {
+      if (slabs > during_scan && (slabs - during_scan) % shared == 0) {
         thickness = t;
         break;
       }

@@ -173,8 +173,11 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     // view belongs to a pair: the same groups, windows and weights as a
     // streamed slab (so the same bits), with the windows cut from each
     // view as it is filtered and held in the second slab buffer. float32
-    // only: the store's float16 rounding is not the GPU's.
-    early_ = role.filters_for_store && pairs_ && format_.split && !orbits_.empty() &&
+    // only: the store's float16 rounding is not the GPU's. Only for a first
+    // slab at plane 0 (start_early's condition: a libfdk_mpi rank whose
+    // planes start later has none), so that the plan counts it
+    // (Backend::first_slab_during_scan) only where it runs.
+    early_ = role.filters_for_store && model.plane_begin == 0 && pairs_ && format_.split && !orbits_.empty() &&
              std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
     if (early_) {
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),

@@ -18,6 +18,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,7 +109,7 @@ class GeometryEstimator {
   // began. Declared last: destroyed first, the pending one is waited for
   // before the rows it reads go.
   mutable std::mutex result_mutex_;
-  mutable std::shared_ptr<const GeometryEstimate> result_;
+  mutable std::optional<GeometryEstimate> result_;
   mutable uint64_t result_revision_ = 0;
   mutable std::future<GeometryEstimate> pending_;
   mutable uint64_t pending_revision_ = 0;
