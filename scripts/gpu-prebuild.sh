@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=build-sm90
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFDK_WITH_CUDA=ON -DFDK_WITH_TIFF=OFF -DFDK_WITH_HDF5=OFF >/dev/null
-cmake --build "$build" --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_multi_gpu test_gpu_filter test_phantom_accuracy fdk-agreement
+cmake --build "$build" --target fdk fdk-bench fdk-bench-seams store-bench test_cuda_backend test_gpu_preview test_multi_gpu test_gpu_filter test_phantom_accuracy fdk-agreement
 # libfdk_mpi and its benchmark, when this machine has MPI (the GPU machine
 # has Ubuntu's OpenMPI: scripts/gpu-mpi-check.sh).
 have_mpi=0
@@ -20,7 +20,7 @@ if grep -q '^FDK_WITH_MPI:BOOL=ON' "$build/CMakeCache.txt"; then
 fi
 rm -rf gpu-prebuilt
 mkdir -p gpu-prebuilt/bin gpu-prebuilt/lib
-cp "$build/tools/fdk-bench/fdk-bench" "$build/tools/fdk-bench/fdk-bench-seams" "$build/tools/store-bench/store-bench" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_multi_gpu" "$build/tests/gpu/test_gpu_filter" \
+cp "$build/tools/fdk-bench/fdk-bench" "$build/tools/fdk-bench/fdk-bench-seams" "$build/tools/store-bench/store-bench" "$build/tests/gpu/test_cuda_backend" "$build/tests/gpu/test_gpu_preview" "$build/tests/gpu/test_multi_gpu" "$build/tests/gpu/test_gpu_filter" \
   "$build/tests/accuracy/test_phantom_accuracy" "$build/tools/fdk-agreement/fdk-agreement" gpu-prebuilt/bin/
 # rtkfdk's figures for the agreement matrix (scripts/rtk-agreement.sh, run
 # here first), which the GPU machine cannot install.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <optional>
+#include <string>
 
 #include "backend_choice.hpp"
 #include "fdk/core/per_thread.hpp"
@@ -71,12 +72,15 @@ constexpr size_t kStoreInfoSize02 = offsetof(fdk_store_info, views_reduced);
 constexpr size_t kConfigSize04 = offsetof(fdk_config, hann_cutoff_v);
 // And as 0.5 and 0.6 did.
 constexpr size_t kConfigSize06 = offsetof(fdk_config, estimate_geometry);
+// And as 0.7 did.
+constexpr size_t kConfigSize07 = offsetof(fdk_config, preview);
 constexpr size_t kProgressSize04 = offsetof(fdk_progress, backprojection_done);
 
 // The sizes of fdk_config that older headers declared (fdk_create reads
 // them with the appended fields' defaults).
 bool older_config_size(size_t size) {
-  return size == kConfigSize01 || size == kConfigSize02 || size == kConfigSize04 || size == kConfigSize06;
+  return size == kConfigSize01 || size == kConfigSize02 || size == kConfigSize04 || size == kConfigSize06 ||
+         size == kConfigSize07;
 }
 
 // Accepts the current size and any of `older`.
@@ -90,6 +94,41 @@ void check_out_struct_sizes(const Info* info, const char* name, std::initializer
 }
 
 const fdk::Reconstruction& recon_of(const fdk_context* ctx) { return *ctx->recon; }
+
+void preview_info_to_c(const fdk::PreviewState& s, fdk_preview_info* info);
+
+void check_slice(const float* p, size_t bytes, uint64_t floats, const char* name) {
+  if (p && bytes < 4 * floats)
+    fdk::fail(FDK_ERROR_INVALID_ARGUMENT,
+              std::string(name) + "_bytes is " + std::to_string(bytes) + ": " + name + " needs " + std::to_string(4 * floats));
+}
+
+void read_preview_slices(fdk::Preview& preview, const fdk_preview_slices* slices, fdk_preview_info* info) {
+  check_out_struct(slices, "fdk_preview_slices");
+  if (info) check_out_struct(info, "fdk_preview_info");
+  const fdk_volume& g = preview.grid();
+  const uint64_t nx = static_cast<uint64_t>(g.size[0]), ny = static_cast<uint64_t>(g.size[1]),
+                 nz = static_cast<uint64_t>(g.size[2]);
+  check_slice(slices->x_slice, slices->x_slice_bytes, nz * ny, "x_slice");
+  check_slice(slices->y_slice, slices->y_slice_bytes, nx * nz, "y_slice");
+  check_slice(slices->z_slice, slices->z_slice_bytes, nx * ny, "z_slice");
+  const fdk::PreviewState state = preview.read_slices({slices->at[0], slices->at[1], slices->at[2]},
+                                                      slices->x_slice, slices->y_slice, slices->z_slice);
+  if (info) preview_info_to_c(state, info);
+}
+
+void preview_info_to_c(const fdk::PreviewState& s, fdk_preview_info* info) {
+  fdk_preview_info full{};
+  full.struct_size = sizeof full;
+  full.volume = s.volume;
+  full.views = s.views;
+  full.views_announced = s.views_announced;
+  full.coverage = s.coverage;
+  full.flags = s.flags;
+  full.on_gpu = s.on_gpu ? 1 : 0;
+  full.memory_bytes = s.memory_bytes;
+  *info = full;
+}
 
 using Live = fdk::capi::LiveHandles<fdk_context>;
 constexpr const char* kNotLive = "not a live fdk handle: destroyed or never created";
@@ -300,6 +339,38 @@ fdk_status fdk_get_geometry_estimate(fdk_context* ctx, fdk_geometry_estimate* es
     fdk::capi::check_estimate_struct(estimate);
     fdk::capi::estimate_to_c(recon_of(ctx).geometry_estimate(), estimate);
   });
+}
+
+fdk_preview_info* fdk_preview_info_init(fdk_preview_info* info) {
+  if (!info) return info;
+  std::memset(info, 0, sizeof(*info));
+  info->struct_size = sizeof(*info);
+  return info;
+}
+
+fdk_status fdk_get_preview_info(fdk_context* ctx, fdk_preview_info* info) {
+  FDK_WITH_CTX(ctx, {
+    check_out_struct(info, "fdk_preview_info");
+    preview_info_to_c(recon_of(ctx).preview().state(), info);
+  });
+}
+
+fdk_status fdk_read_preview(fdk_context* ctx, float* buffer, size_t buffer_bytes, fdk_preview_info* info) {
+  FDK_WITH_CTX(ctx, {
+    if (info) check_out_struct(info, "fdk_preview_info");
+    fdk::Preview& preview = recon_of(ctx).preview();
+    if (!buffer) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "buffer is NULL");
+    const uint64_t need = 4 * fdk::grid_voxels(preview.grid());
+    if (buffer_bytes < need)
+      fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "buffer_bytes is " + std::to_string(buffer_bytes) +
+                                                ": the preview volume needs " + std::to_string(need));
+    const fdk::PreviewState state = preview.read(buffer);
+    if (info) preview_info_to_c(state, info);
+  });
+}
+
+fdk_status fdk_read_preview_slices(fdk_context* ctx, const fdk_preview_slices* slices, fdk_preview_info* info) {
+  FDK_WITH_CTX(ctx, { read_preview_slices(recon_of(ctx).preview(), slices, info); });
 }
 
 fdk_status fdk_cancel(fdk_context* ctx) { FDK_WITH_CTX(ctx, { ctx->recon->cancel(); }); }

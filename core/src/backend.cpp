@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fdk/core/error.hpp"
+#include "fdk/core/preview.hpp"
 
 namespace fdk {
 namespace {
@@ -31,5 +32,7 @@ std::unique_ptr<StagingBuffer> Backend::make_staging(size_t floats) const {
     fail(FDK_ERROR_OUT_OF_MEMORY, "out of host memory for projection staging");
   }
 }
+
+std::unique_ptr<PreviewSink> Backend::make_preview_sink(const ScanModel&, const fdk_volume&) { return nullptr; }
 
 }  // namespace fdk

@@ -7,6 +7,7 @@
 
 #include "fdk/core/checked.hpp"
 #include "fdk/core/error.hpp"
+#include "fdk/core/preview.hpp"
 #include "fdk/core/system_memory.hpp"
 #include "fdk/core/value_ranges.hpp"
 
@@ -87,6 +88,10 @@ Settings validate_config(const fdk_config& c) {
   if (c.estimate_geometry != 0 && c.estimate_geometry != 1)
     fail(FDK_ERROR_INVALID_ARGUMENT,
          "estimate_geometry is " + std::to_string(c.estimate_geometry) + ": it must be 0 (off) or 1");
+
+  if (c.preview != 0 && c.preview != 1)
+    fail(FDK_ERROR_INVALID_ARGUMENT, "preview is " + std::to_string(c.preview) + ": it must be 0 (off) or 1");
+  if (c.preview) preview_grid(c);  // its checks
 
   Settings s;
   s.config = c;

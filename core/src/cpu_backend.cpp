@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "column_kernels.hpp"
+#include "cpu_sweep.hpp"
 #include "fdk/core/checked.hpp"
 #include "fdk/core/error.hpp"
+#include "fdk/core/preview.hpp"
 #include "fdk/core/thread_pool.hpp"
 #include "fdk/core/vertical_window.hpp"
 
@@ -20,21 +22,6 @@ namespace {
 // then every thread sweeps its share of the slab through all of them, so the
 // accumulator is read and written once per batch rather than once per view.
 constexpr int kViewBatch = 16;
-
-// One view's detector rows [row0, row0 + rows) for the current slab, stored
-// column by column (rows contiguous) because the backprojector walks along y,
-// which moves along detector rows.
-struct ViewWindow {
-  int view = -1;
-  int row0 = 0;
-  int rows = 0;  // 0: the slab does not project onto this view's detector
-  std::vector<float> columns;
-};
-
-struct Scratch {
-  std::vector<float> rows;    // row-major decompression target
-  std::vector<float> column;  // one column interpolated along u, weighted
-};
 
 class CpuBackend final : public Backend {
  public:
@@ -71,6 +58,12 @@ class CpuBackend final : public Backend {
         vertical_->filter_columns(filtered, task * 64, std::min(nu, task * 64 + 64), static_cast<size_t>(nu));
       });
     }
+  }
+
+  // The preview sweeps each view on the threads that just filtered it
+  // (the filter thread calls filter, then the preview, one after the other).
+  std::unique_ptr<PreviewSink> make_preview_sink(const ScanModel& model, const fdk_volume& grid) override {
+    return make_cpu_preview_sink(model, grid, pool_);
   }
 
   void finish(const ScanModel& model) override {
@@ -115,7 +108,7 @@ class CpuBackend final : public Backend {
         const int k0 = static_cast<int>(static_cast<int64_t>(nz) * task / tasks);
         const int k1 = static_cast<int>(static_cast<int64_t>(nz) * (task + 1) / tasks);
         for (int b = 0; b < count; ++b)
-          sweep(model, fov_mask_.data(), batch[static_cast<size_t>(b)], y0, planes, stride, k0, k1, acc.data(),
+          sweep(model, batch[static_cast<size_t>(b)], y0, planes, stride, k0, k1, acc.data(),
                 scratch_[static_cast<size_t>(slot)]);
       });
       if (model.meter) model.meter->add(y0, y1, count);
@@ -157,102 +150,12 @@ class CpuBackend final : public Backend {
         win.columns[static_cast<size_t>(c) * win.rows + r] = scratch.rows[static_cast<size_t>(r) * nu + c];
   }
 
-  // Adds one view to the voxels of z indices [k0, k1) of the slab.
-  static void sweep(const ScanModel& model, const unsigned char* fov_mask, const ViewWindow& win, int y0, int planes,
-                    int stride, int k0, int k1, float* acc, Scratch& scratch) {
+  void sweep(const ScanModel& model, const ViewWindow& win, int y0, int planes, int stride, int k0, int k1,
+             float* acc, Scratch& scratch) const {
     if (win.rows == 0) return;
-    const IndexMatrix& pm = model.matrices[static_cast<size_t>(win.view)];
-    const double a_v = model.view_weights[static_cast<size_t>(win.view)];
-    if (a_v == 0) return;
-    if (pm.y_separable())
-      sweep_separable(model, fov_mask, win, pm, a_v, y0, planes, stride, k0, k1, acc, scratch);
-    else
-      sweep_general(model, fov_mask, win, pm, a_v, y0, planes, stride, k0, k1, acc);
-  }
-
-  static void sweep_separable(const ScanModel& model, const unsigned char* fov_mask, const ViewWindow& win, const IndexMatrix& pm,
-                              double a_v, int y0, int planes, int stride, int k0, int k1, float* acc,
-                              Scratch& scratch) {
-    const int nx = model.volume.size[0], nu = model.detector.size[0];
-    const double* m = pm.m.data();
-    const int rows = win.rows;
-    scratch.column.resize(static_cast<size_t>(rows) + 2);
-    float* col = scratch.column.data();
-    const unsigned char* fov = fov_mask;
-    const ColumnKernels& kernels = column_kernels();
-    for (int k = k0; k < k1; ++k) {
-      for (int i = 0; i < nx; ++i) {
-        if (!fov[static_cast<size_t>(k) * nx + i]) continue;
-        const double w = m[8] * i + m[10] * k + m[11];
-        if (!(w > 0)) continue;
-        const double inv = 1.0 / w;
-        const double u = (m[0] * i + m[2] * k + m[3]) * inv;
-        if (!(u >= 0 && u <= nu - 1)) continue;
-        const int iu = std::min(static_cast<int>(u), nu - 2);
-        const float fu = static_cast<float>(u - iu);
-        // Local detector row of plane t: r0 + dr * t, valid within [0, rows - 1].
-        const double r0 = (m[4] * i + m[5] * y0 + m[6] * k + m[7]) * inv - win.row0;
-        const double dr = m[5] * inv;
-        int t0 = 0, t1 = planes - 1;
-        if (std::abs(dr) < 1e-12) {
-          if (r0 < 0 || r0 > rows - 1) continue;
-        } else {
-          // The planes whose row lies on the window, in double: with a
-          // small dr they reach far beyond int (an unchecked conversion was
-          // undefined behaviour).
-          const double ta = -r0 / dr, tb = (rows - 1 - r0) / dr;
-          const double first = std::ceil(std::min(ta, tb)), last = std::floor(std::max(ta, tb));
-          if (!(first <= last && first <= t1 && last >= t0)) continue;
-          t0 = clamp_to_int(first, t0, t1, t0);
-          t1 = clamp_to_int(last, t0, t1, t1);
-        }
-        const double ra = r0 + dr * t0, rb = r0 + dr * t1;
-        int h0 = std::max(0, static_cast<int>(std::floor(std::min(ra, rb))));
-        int h1 = std::min(rows - 1, static_cast<int>(std::floor(std::max(ra, rb))) + 1);
-        if (h1 == h0) {
-          if (h1 < rows - 1) ++h1; else --h0;
-        }
-        // The column interpolated along u once, weighted once; then each
-        // voxel is one linear interpolation along v.
-        const float weight = static_cast<float>(a_v * (pm.sid * inv) * (pm.sid * inv));
-        const float* ca = win.columns.data() + static_cast<size_t>(iu) * rows;
-        const float* cb = ca + rows;
-        kernels.interpolate(col, ca + h0, cb + h0, fu, weight, h1 - h0 + 1);
-        const int last = h1 - h0 - 1;
-        const float fr0 = static_cast<float>(r0 - h0), fdr = static_cast<float>(dr);
-        kernels.accumulate(acc + (static_cast<size_t>(k) * nx + i) * stride, col, fr0, fdr, t0, t1, last);
-      }
-    }
-  }
-
-  // Tilted views: every voxel projected on its own.
-  static void sweep_general(const ScanModel& model, const unsigned char* fov_mask, const ViewWindow& win, const IndexMatrix& pm,
-                            double a_v, int y0, int planes, int stride, int k0, int k1, float* acc) {
-    const int nx = model.volume.size[0], nu = model.detector.size[0];
-    const double* m = pm.m.data();
-    const int rows = win.rows;
-    for (int k = k0; k < k1; ++k)
-      for (int i = 0; i < nx; ++i) {
-        if (!fov_mask[static_cast<size_t>(k) * nx + i]) continue;
-        float* dst = acc + (static_cast<size_t>(k) * nx + i) * stride;
-        for (int t = 0; t < planes; ++t) {
-          const int j = y0 + t;
-          const double w = m[8] * i + m[9] * j + m[10] * k + m[11];
-          if (!(w > 0)) continue;
-          const double inv = 1.0 / w;
-          const double u = (m[0] * i + m[1] * j + m[2] * k + m[3]) * inv;
-          const double r = (m[4] * i + m[5] * j + m[6] * k + m[7]) * inv - win.row0;
-          if (!(u >= 0 && u <= nu - 1 && r >= 0 && r <= rows - 1)) continue;
-          const int iu = std::min(static_cast<int>(u), nu - 2);
-          const int ir = std::min(static_cast<int>(r), rows - 2);
-          const double fu = u - iu, fr = r - ir;
-          const float* ca = win.columns.data() + static_cast<size_t>(iu) * rows + ir;
-          const float* cb = ca + rows;
-          const double top = ca[0] + fu * (cb[0] - ca[0]);
-          const double bottom = ca[1] + fu * (cb[1] - ca[1]);
-          dst[t] += static_cast<float>(a_v * (pm.sid * inv) * (pm.sid * inv) * (top + fr * (bottom - top)));
-        }
-      }
+    const SweepGrid grid{model.volume.size[0], model.detector.size[0], fov_mask_.data()};
+    sweep_view(grid, win, model.matrices[static_cast<size_t>(win.view)],
+               model.view_weights[static_cast<size_t>(win.view)], y0, planes, stride, k0, k1, acc, scratch);
   }
 
   RampFilter ramp_;

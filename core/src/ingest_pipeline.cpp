@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fdk/core/error.hpp"
+#include "fdk/core/preview.hpp"
 #include "fdk/core/thread_pool.hpp"
 #include "thread_priority.hpp"
 
@@ -88,10 +89,12 @@ uint64_t IngestPipeline::staging_bytes(const ScanModel& model, const Options& op
   return slots * 4ull * raw_floats(model) + workers * 4ull * filtered_floats(model);
 }
 
-IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options)
+IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options,
+                               Preview* preview)
     : model_(model),
       store_(store),
       backend_(backend),
+      preview_(preview),
       options_(options),
       view_bound_(store.worst_case_view_bytes()),
       keeps_filtered_(backend.keeps_filtered()) {
@@ -335,6 +338,7 @@ void IngestPipeline::filter_loop() {
                       keeps_filtered_ ? nullptr : slot.filtered->data());
       job->filtered_ok = true;
       backend_.view_filtered(model_, v);
+      if (preview_) preview_->add(model_, v, keeps_filtered_ ? nullptr : slot.filtered->data());
     } catch (...) {
       job->error = std::current_exception();
     }

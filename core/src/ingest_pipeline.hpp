@@ -34,6 +34,7 @@
 namespace fdk {
 
 class ThreadPool;
+class Preview;
 
 class IngestPipeline {
  public:
@@ -54,7 +55,10 @@ class IngestPipeline {
   // when the backend keeps the filtered views).
   static uint64_t staging_bytes(const ScanModel& model, const Options& options, bool backend_keeps_filtered);
 
-  IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options);
+  // `preview` (may be null): every view filtered is also added to it, on
+  // the filter thread, right after the backend's view_filtered.
+  IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options,
+                 Preview* preview = nullptr);
   // Stops the threads after the views they are working on; queued views
   // are dropped. No call may be in progress.
   ~IngestPipeline();
@@ -152,6 +156,7 @@ class IngestPipeline {
   ScanModel& model_;
   ProjectionStore& store_;
   Backend& backend_;
+  Preview* const preview_;
   const Options options_;
   const uint64_t view_bound_;  // worst-case stored bytes of one view
 

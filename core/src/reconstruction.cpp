@@ -106,6 +106,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
   configured_matrices_ = model_.matrices;
 
   backend_ = make_backend(model_, settings_);
+  if (c.preview) make_preview(bookkeeping);
   IngestPipeline::Options ingest = IngestPipeline::sized_for(model_, settings_.num_threads, settings_.host_budget);
   const uint64_t staging_bytes = IngestPipeline::staging_bytes(model_, ingest, backend_->keeps_filtered());
   const uint64_t plane_bytes = 4ull * model_.plane_floats();
@@ -139,7 +140,33 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
                     static_cast<double>(store_limit_));
   ingest.reduce_precision = c.store_policy == FDK_STORE_REDUCE_PRECISION;
   store_fit_ = store_fit(static_cast<uint64_t>(c.scan.num_views), ingest.reduce_precision);
-  ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest);
+  ingest_ = std::make_unique<IngestPipeline>(model_, *store_, *backend_, ingest, preview_.get());
+}
+
+// The preview's sum where the backend has the filtered views; one in host
+// memory counts in the host budget like the per-view bookkeeping, and so
+// does the copy a read of slices makes.
+void Reconstruction::make_preview(uint64_t& bookkeeping) {
+  const fdk_volume grid = preview_grid(settings_.config);
+  std::unique_ptr<PreviewSink> sink = backend_->make_preview_sink(model_, grid);
+  if (!sink) fail(FDK_ERROR_INTERNAL, "the backend made no preview");
+  const uint64_t host = (sink->on_gpu() ? 0 : sink->memory_bytes()) + 4 * grid_voxels(grid);
+  bookkeeping += host;
+  if (bookkeeping > settings_.host_budget / 2)
+    fail(FDK_ERROR_BUDGET, "the preview (" + mib(host) + " of host memory for " + std::to_string(grid.size[0]) + "x" +
+                               std::to_string(grid.size[1]) + "x" + std::to_string(grid.size[2]) +
+                               " voxels) and the per-view bookkeeping need " + mib(bookkeeping) +
+                               ", more than half the host memory budget (" + mib(settings_.host_budget) + ")");
+  bookkeeping_ = bookkeeping;
+  preview_ = std::make_unique<Preview>(
+      model_, grid, angular_weights(model_.views, std::vector<unsigned char>(model_.views.size(), 1),
+                                    model_.redundancy.short_scan),
+      std::move(sink));
+}
+
+Preview& Reconstruction::preview() const {
+  if (!preview_) fail(FDK_ERROR_INVALID_STATE, "no preview: the reconstruction was created with preview = 0");
+  return *preview_;
 }
 
 Reconstruction::~Reconstruction() {
@@ -244,6 +271,7 @@ void Reconstruction::finish() {
   ingest_->seal();
   check_usable();
   model_.view_weights = angular_weights(model_.views, model_.arrived, model_.redundancy.short_scan);
+  if (preview_) preview_->finish(model_);
   model_.view_order.clear();
   for (size_t v = 0; v < model_.arrived.size(); ++v)
     if (model_.arrived[v]) model_.view_order.push_back(static_cast<int>(v));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "device_backend.hpp"
+#include "device_preview.hpp"
 #include "device_resources.hpp"
 #include "fault_plan_state.hpp"
 #include "gpu_code.hpp"
@@ -144,6 +145,8 @@ class CudaBackend final : public Backend {
           if (owner_[static_cast<size_t>(c)] == j) role.chunks.push_back(c);
         role.allow_resident = allow_resident;
         role.filters_for_store = j == 0;
+        // The live preview lives on the GPU that sees every filtered view.
+        if (j == 0 && settings.config.preview) role.reserved_bytes = preview_device_bytes(preview_grid(settings.config));
         role.fault = fault;
         try {
           slot.backend = make_device_backend(model, settings, role);
@@ -303,6 +306,13 @@ class CudaBackend final : public Backend {
     uint64_t bytes = 0;
     for (DeviceBackend* d : live_) bytes += d->host_work_bytes(model, planes);
     return bytes;
+  }
+  // On the first GPU: streaming, it filters every view; resident, every
+  // GPU holds every view.
+  std::unique_ptr<PreviewSink> make_preview_sink(const ScanModel& model, const fdk_volume& grid) override {
+    // Its streams and events are made in that GPU's context.
+    DeviceGuard guard(live_.front()->ordinal());
+    return std::make_unique<DevicePreview>(model, grid, *live_.front());
   }
   int slab_alignment() const override { return aligned_slab_planes(); }
   int slab_workers() const override { return resident_ ? 1 : static_cast<int>(live_.size()); }

@@ -43,6 +43,7 @@ struct DeviceRole {
   std::vector<int> chunks;          // resident: the chunks it holds, ascending
   bool allow_resident = true;       // false: stream even when the volume fits
   bool filters_for_store = false;   // streaming: it filters views for the store
+  uint64_t reserved_bytes = 0;      // device memory held outside its plan (the live preview)
   FaultPlan fault;                  // tests only (test_seams.hpp): the default plan ships
 };
 
@@ -100,6 +101,18 @@ class DeviceBackend : public Backend {
   virtual void read_foreign_planes(const ScanModel& model, int y0, int y1, float* out, int copy_tasks) = 0;
   // Resident: true when every chunk of this device is computed (never blocks).
   virtual bool all_chunks_ready() const = 0;
+  // The live preview reads view `view` right after it was filtered (on
+  // the filter thread): where it lies here (rows filtered_pitch() floats
+  // apart), the stream to read it on, and whether it stays. Resident: it
+  // stays, `reader` is ordered after every filter here and on the peers
+  // that copy views here, and is the stream. Streaming: it is the scratch
+  // that the next view's filtering overwrites: read on the filter's stream.
+  struct PreviewSource {
+    const float* pixels;
+    CUstream stream;
+    bool kept;
+  };
+  virtual PreviewSource preview_source(int view, CUstream reader) = 0;
   virtual double busy_seconds() const = 0;
   virtual bool failed() const = 0;  // a worker met a device failure
   virtual int slabs_computed() const = 0;

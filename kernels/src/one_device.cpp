@@ -62,6 +62,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   check(cu().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
   budget_ = settings.config.gpu_memory_budget > 0 ? settings.config.gpu_memory_budget
                                                   : static_cast<uint64_t>(0.9 * static_cast<double>(free_bytes));
+  budget_ -= std::min(budget_, role.reserved_bytes);
   columns_ = model.detector.size[0];
   rows_ = model.detector.size[1];
   pitch_ = round_up(static_cast<size_t>(columns_), tex_align_ / sizeof(float));

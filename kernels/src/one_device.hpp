@@ -152,6 +152,13 @@ class OneDevice final : public DeviceBackend {
   int uploads_in_flight() const override { return resident_ ? static_cast<int>(1 + more_filters_.size()) : 0; }
   void wait_uploaded(int view) noexcept override;
   void wait_filters() override;
+  PreviewSource preview_source(int view, CUstream reader) override {
+    if (resident_) {
+      after_filters(reader);
+      return {filtered_view(view), reader, true};
+    }
+    return {scratch_.get(), filter_stream_.get(), false};
+  }
   float* filtered_view(int view) override { return projections_.get() + static_cast<size_t>(view) * view_stride_; }
   size_t filtered_pitch() const override { return pitch_; }
   void set_peers(const std::vector<const DeviceBackend*>& peers) override { peers_ = peers; }

@@ -51,7 +51,7 @@ TEST(ConfigInit, TheSymbolWritesOnlyThe06Layout) {
 
 TEST(ConfigInit, EveryOlderLayoutWritesItsOwnBytes) {
   for (size_t size : {offsetof(fdk_config, outside_fov), offsetof(fdk_config, store_policy),
-                      offsetof(fdk_config, hann_cutoff_v), kSize06}) {
+                      offsetof(fdk_config, hann_cutoff_v), kSize06, offsetof(fdk_config, preview)}) {
     Guarded g;
     EXPECT_EQ(fdk_config_init_sized(g.config(), size), g.config()) << size;
     EXPECT_EQ(g.config()->struct_size, size);
@@ -61,7 +61,8 @@ TEST(ConfigInit, EveryOlderLayoutWritesItsOwnBytes) {
 }
 
 TEST(ConfigInit, AnUnknownSizeWritesNothing) {
-  for (size_t size : {size_t{0}, size_t{4}, kSize06 + 4, sizeof(fdk_config) + 8, size_t{1} << 40}) {
+  for (size_t size : {size_t{0}, size_t{4}, kSize06 + 2, offsetof(fdk_config, preview) + 4, sizeof(fdk_config) + 8,
+                      size_t{1} << 40}) {
     Guarded g;
     EXPECT_EQ(fdk_config_init_sized(g.config(), size), nullptr) << size;
     EXPECT_TRUE(g.untouched_from(0)) << size;

@@ -151,6 +151,7 @@ constexpr Row kRows[] = {
     {"after last push", "after_last_push", &RunTimes::after_last_push_s},
     {"destroy", "destroy", &RunTimes::destroy_s},
     {"estimate", "estimate", &RunTimes::estimate_s},
+    {"preview (read)", "preview", &RunTimes::preview_s},
     {"  filter (library)", "lib_filter", &RunTimes::filter_s},
     {"  store (library)", "lib_store", &RunTimes::store_s},
     {"  backprojection", "lib_backprojection", &RunTimes::kernel_s},
@@ -366,6 +367,7 @@ int main(int argc, char** argv) {
               "min s", "max s", o.repeats, o.repeats == 1 ? "" : "s", o.warmup);
   for (const Row& row : kRows) {
     if (row.field == &RunTimes::estimate_s && !o.estimate_geometry) continue;
+    if (row.field == &RunTimes::preview_s && !o.preview) continue;
     const std::vector<double> v = collect(main_series, row.field);
     std::printf("%-22s %10.3f %10.3f %10.3f\n", row.name, median(v),
                 *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));

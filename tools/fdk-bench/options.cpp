@@ -28,7 +28,7 @@ void print_help() {
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
       "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
       "                 [--page-locked] [--outside-fov backproject|zero]\n"
-      "                 [--estimate-geometry]\n"
+      "                 [--estimate-geometry] [--preview]\n"
       "                 [--json FILE] [--commit TEXT]\n"
       "       fdk-bench-seams [the same] [--plane-pairs on|off]\n"
       "\n"
@@ -61,6 +61,10 @@ void print_help() {
       "fdk_finish started); keeping the rows costs in the push phase and computing\n"
       "the estimate alongside the backprojection, so compare with a run without it\n"
       "(scripts/gpu-estimate-cost.sh).\n"
+      "--preview reconstructs the live preview alongside (fdk_config.preview, the\n"
+      "default grid) and reads it whole once after fdk_finish, before the slabs, as\n"
+      "an operator would ('preview': that read; it is inside end to end). Compare\n"
+      "with a run without it for the preview's cost (scripts/gpu-preview-cost.sh).\n"
       "--plane-pairs on|off (fdk-bench-seams only, for A/B runs): a resident CUDA\n"
       "volume backprojects its scan's first quarter as plane pairs, or not; the\n"
       "shipped library keeps them off (FaultPlan::plane_pairs).\n"
@@ -169,6 +173,8 @@ Options parse_options(int argc, char** argv) {
       o.page_locked = true;
     } else if (arg == "--estimate-geometry") {
       o.estimate_geometry = true;
+    } else if (arg == "--preview") {
+      o.preview = true;
     } else if (arg == "--outside-fov") {
       const std::string v = next("--outside-fov");
       if (v == "backproject") o.outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;

@@ -30,6 +30,7 @@ struct Options {
   bool page_locked = false;  // the slab buffer from fdk_alloc_host
   int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;  // the library's default
   bool estimate_geometry = false;  // --estimate-geometry: fdk_config.estimate_geometry, timed
+  bool preview = false;            // --preview: fdk_config.preview, read once after fdk_finish
   int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
   std::string json;
   std::string commit;

@@ -34,6 +34,7 @@ struct RunTimes {
   double after_last_push_s = 0;  // the last push's return to the last slab read
   double destroy_s = 0;
   double estimate_s = 0;  // fdk_get_geometry_estimate after the last read (--estimate-geometry)
+  double preview_s = 0;   // fdk_read_preview after fdk_finish (--preview)
   // The library's own accounting (fdk_get_timings).
   double filter_s = 0, store_s = 0, kernel_s = 0, upload_s = 0, download_s = 0;
 };

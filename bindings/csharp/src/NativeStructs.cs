@@ -77,6 +77,8 @@ namespace Fdk
         public int store_policy;
         public double hann_cutoff_v;
         public int estimate_geometry;  // 0.7
+        public int preview;            // 0.8
+        public FdkVolumeNative preview_volume;
     }
 
     [StructLayout(LayoutKind.Sequential)]

@@ -233,6 +233,7 @@ namespace Fdk.Tests
                 Assert.AreEqual(init.store_policy, ours.store_policy);
                 Assert.AreEqual(init.hann_cutoff_v, ours.hann_cutoff_v);
                 Assert.AreEqual(init.estimate_geometry, ours.estimate_geometry);
+                Assert.AreEqual(init.preview, ours.preview);
             }
             finally
             {

@@ -110,6 +110,10 @@ fdk_status fdk_mpi_create(const fdk_config* config, const fdk_mpi_config* mpi_co
       refuse(FDK_ERROR_INVALID_ARGUMENT,
              "estimate_geometry is not supported under libfdk_mpi: a rank holds only its band of each view's rows; "
              "estimate with fdk_estimator before the distributed run");
+    // Each rank filters only its band of rows: no rank has whole views.
+    if (config && config->struct_size == sizeof(fdk_config) && config->preview != 0)
+      refuse(FDK_ERROR_INVALID_ARGUMENT,
+             "preview is not supported under libfdk_mpi: a rank holds only its band of each view's rows");
     auto ctx = std::make_unique<fdk_mpi_context>();
     ctx->rank = std::make_unique<fdk::mpi::Rank>(config, mpi, comm, early.get());
     Live::of_process().add(ctx.get());

@@ -74,6 +74,8 @@ int main(void) {
   FIELD(fdk_config, store_policy);
   FIELD(fdk_config, hann_cutoff_v);
   FIELD(fdk_config, estimate_geometry);
+  FIELD(fdk_config, preview);
+  FIELD(fdk_config, preview_volume);
 
   SIZE(fdk_slab_info);
   FIELD(fdk_slab_info, struct_size);

@@ -24,7 +24,7 @@ from .geometry_estimate import GeometryEstimate
 from .reconstructor import Progress, Reconstructor, Slab
 from .volume_array import VolumeArray
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
 
 def library_version() -> str:

@@ -86,6 +86,9 @@ class Config(ctypes.Structure):
         # smaller struct_size and never reads it (options.fill refuses to
         # set it there). init_config() initialises the struct.
         ("estimate_geometry", c_int32),
+        # Appended in 0.8 (the live preview).
+        ("preview", c_int32),
+        ("preview_volume", VolumeC),
     ]
 
 

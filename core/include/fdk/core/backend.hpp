@@ -21,6 +21,7 @@
 namespace fdk {
 
 class ThreadPool;
+class PreviewSink;  // fdk/core/preview.hpp
 
 // Everything a backend reads; owned by the pipeline. Fields marked "at
 // finish" are final once fdk_finish has run.
@@ -155,6 +156,10 @@ class Backend {
   // are shared out after fdk_finish (plan_slabs evens those out).
   virtual int slab_workers() const { return 1; }
   virtual bool first_slab_during_scan() const { return false; }
+  // The live preview's sum over `grid` (fdk_config.preview), where the
+  // backend has the filtered views: on a GPU, or on the CPU threads.
+  // Called once, at fdk_create, after the backend is made. Null: none.
+  virtual std::unique_ptr<PreviewSink> make_preview_sink(const ScanModel& model, const fdk_volume& grid);
 };
 
 // The field of view: 1 where the (x, z) column (index z * nx + x) is

@@ -16,6 +16,7 @@
 
 #include "fdk/core/backend.hpp"
 #include "fdk/core/geometry_estimator.hpp"
+#include "fdk/core/preview.hpp"
 #include "fdk/core/slab_cache.hpp"
 #include "fdk/core/slab_planner.hpp"
 #include "fdk/core/thread_pool.hpp"
@@ -77,6 +78,10 @@ class Reconstruction {
   // the configuration did not ask for one (estimate_geometry).
   GeometryEstimate geometry_estimate() const;
   fdk_store_info store_info() const;
+  // The live preview (fdk_read_preview): INVALID_STATE when the
+  // configuration did not ask for one. Never waits for a push, finish or
+  // read of the volume (the preview has its own lock).
+  Preview& preview() const;
   fdk_plan_info plan_info() const;
   // Whether the store holds every announced view's worst case at the
   // configured precision (no view would be reduced to float16).
@@ -97,6 +102,7 @@ class Reconstruction {
 
  private:
   void check_usable() const;
+  void make_preview(uint64_t& bookkeeping);
   void refuse_from_callback(const char* call) const;
   void check_read(int slab, const float* buffer, size_t buffer_bytes) const;
   // Copies the slab from the host cache when it is there (marking it read).
@@ -133,6 +139,7 @@ class Reconstruction {
   std::vector<ViewGeometry> configured_views_;    // as announced, for pushes without geometry
   std::vector<IndexMatrix> configured_matrices_;
   std::unique_ptr<GeometryEstimator> estimator_;  // estimate_geometry = 1
+  std::unique_ptr<Preview> preview_;              // preview = 1; before ingest_, which adds to it
   std::unique_ptr<IngestPipeline> ingest_;  // after backend_: stopped before it is released
   SlabCache cache_;
   std::vector<unsigned char> slab_done_;
