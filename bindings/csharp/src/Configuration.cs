@@ -157,6 +157,18 @@ namespace Fdk
         /// <summary>Voxels in one y plane (one axial slice).</summary>
         public long VoxelsPerPlane { get { return (long)SizeX * SizeZ; } }
 
+        /// <summary>A copy of this grid.</summary>
+        public Volume Clone() { return (Volume)MemberwiseClone(); }
+
+        internal static unsafe Volume FromNative(FdkVolumeNative n)
+        {
+            return new Volume {
+                SizeX = n.size[0], SizeY = n.size[1], SizeZ = n.size[2],
+                SpacingX = n.spacing[0], SpacingY = n.spacing[1], SpacingZ = n.spacing[2],
+                OriginX = n.origin[0], OriginY = n.origin[1], OriginZ = n.origin[2],
+            };
+        }
+
         internal unsafe void ToNative(ref FdkVolumeNative n)
         {
             fixed (FdkVolumeNative* p = &n)
@@ -530,6 +542,24 @@ namespace Fdk
         /// (the default) = off. The volume stays the nominal geometry's.
         /// </summary>
         public bool EstimateGeometry { get; set; }
+        /// <summary>
+        /// Reconstruct a coarse preview volume alongside, view by view as the
+        /// projections are filtered, to be read at any moment during the scan
+        /// and after Finish (<see cref="Reconstructor.ReadPreview()"/>,
+        /// <see cref="Reconstructor.ReadPreviewSlices"/>,
+        /// <see cref="Reconstructor.PreviewUpdated"/>); false (the default) =
+        /// off. On the GPU that filters the views with the CUDA backend, else on
+        /// the CPU threads (its memory counted in the host budget).
+        /// </summary>
+        public bool Preview { get; set; }
+        /// <summary>
+        /// The preview's grid; null (the default) = the volume's field (the same
+        /// extent and centre) at 1/f of its voxels along each axis, f &gt;= 2 the
+        /// smallest factor that leaves every axis at most 128 voxels (1024^3 and
+        /// 256^3 give 128^3). Checked as <see cref="Volume"/> is. Only used with
+        /// <see cref="Preview"/>.
+        /// </summary>
+        public Volume PreviewVolume { get; set; }
 
         /// <summary>fdk_config_init's defaults; Volume, Detector and Scan must still be set.</summary>
         public ReconstructionSettings()

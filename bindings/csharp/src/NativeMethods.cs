@@ -167,6 +167,21 @@ namespace Fdk
         internal static extern int fdk_apply_geometry_estimate(FdkGeometryEstimateNative* estimate,
                                                                FdkViewNative* view, FdkViewNative* output);
 
+        // ---- the live preview (0.8) ----
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern FdkPreviewInfoNative* fdk_preview_info_init(FdkPreviewInfoNative* info);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_get_preview_info(FdkContextHandle context, FdkPreviewInfoNative* info);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_read_preview(FdkContextHandle context, float* buffer, UIntPtr bufferBytes,
+                                                    FdkPreviewInfoNative* info);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int fdk_read_preview_slices(FdkContextHandle context, FdkPreviewSlicesNative* slices,
+                                                           FdkPreviewInfoNative* info);
+
         /// <summary>A NUL-terminated UTF-8 string owned by the library, copied.</summary>
         internal static string CopyString(IntPtr text)
         {

@@ -178,6 +178,32 @@ namespace Fdk
         public fixed byte basis[BasisBytes];
     }
 
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct FdkPreviewInfoNative  // 0.8
+    {
+        public uint struct_size;
+        public FdkVolumeNative volume;
+        public int views;
+        public int views_announced;
+        public double coverage;
+        public uint flags;
+        public int on_gpu;
+        public ulong memory_bytes;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe struct FdkPreviewSlicesNative  // 0.8
+    {
+        public uint struct_size;
+        public fixed int at[3];
+        public float* x_slice;
+        public UIntPtr x_slice_bytes;
+        public float* y_slice;
+        public UIntPtr y_slice_bytes;
+        public float* z_slice;
+        public UIntPtr z_slice_bytes;
+    }
+
     /// <summary>fdk_scan_kind.</summary>
     internal enum ScanKind
     {

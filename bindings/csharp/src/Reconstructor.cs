@@ -19,10 +19,12 @@ namespace Fdk
     /// flight delays the native destroy until it returns (SafeHandle).
     /// The <see cref="Progress"/> event runs on the thread doing the work (the
     /// pushing thread or the one reading a slab); its handlers may only call
-    /// <see cref="GetProgress"/>, <see cref="GetViewState"/> and
-    /// <see cref="Cancel"/>; an exception a
+    /// <see cref="GetProgress"/>, <see cref="GetViewState"/>,
+    /// <see cref="Cancel"/> and the preview reads (<see cref="GetPreviewInfo"/>,
+    /// <see cref="ReadPreview()"/>, <see cref="ReadPreviewSlices"/>); an exception a
     /// handler throws is rethrown by the Reconstructor call that raised it,
-    /// after the native call has returned.
+    /// after the native call has returned. The <see cref="PreviewUpdated"/>
+    /// event runs on a thread of the Reconstructor's own (see there).
     /// </summary>
     public sealed partial class Reconstructor : IDisposable
     {
@@ -155,6 +157,9 @@ namespace Fdk
             c.outside_fov = (int)s.OutsideFieldOfView;
             c.store_policy = (int)s.StorePolicy;
             c.estimate_geometry = s.EstimateGeometry ? 1 : 0;
+            c.preview = s.Preview ? 1 : 0;
+            // Left all zero (the default grid) without a PreviewVolume.
+            if (s.PreviewVolume != null) s.PreviewVolume.ToNative(ref c.preview_volume);
             return c;
         }
 
@@ -239,7 +244,8 @@ namespace Fdk
             ThrowIfDisposed();
             if (t_inCallback == this)
                 throw new InvalidOperationException(
-                    "a Progress handler may only call GetProgress, GetViewState and Cancel on its Reconstructor");
+                    "a Progress handler may only call GetProgress, GetViewState, Cancel and the preview " +
+                    "reads (GetPreviewInfo, ReadPreview, ReadPreviewSlices) on its Reconstructor");
         }
 
         /// <summary>
@@ -306,7 +312,11 @@ namespace Fdk
         public void Finish()
         {
             EnterCall();
-            Complete(NativeMethods.fdk_finish(_handle));
+            int status = NativeMethods.fdk_finish(_handle);
+            // The scan is over (a failed Finish changes nothing, but for a
+            // cancellation): PreviewUpdated's final raise.
+            if (status == (int)FdkStatus.Ok || status == (int)FdkStatus.Cancelled) SignalPreviewFinished();
+            Complete(status);
         }
 
         /// <summary>
@@ -546,10 +556,15 @@ namespace Fdk
             return new GeometryEstimate(e);
         }
 
-        /// <summary>Destroys the native context (after any call in flight returns). Idempotent.</summary>
+        /// <summary>
+        /// Stops <see cref="PreviewUpdated"/> (waiting for a raise in progress,
+        /// unless called from its handler) and destroys the native context
+        /// (after any call in flight returns). Idempotent.
+        /// </summary>
         public void Dispose()
         {
             if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+            StopPreview();
             if (_hasCancellation) _cancellation.Dispose();
             _handle.Dispose();
         }

@@ -27,6 +27,8 @@ namespace Fdk.Tests
             { "fdk_device_stats", typeof(FdkDeviceStatsNative) },
             { "fdk_backend_info", typeof(FdkBackendInfoNative) },
             { "fdk_geometry_estimate", typeof(FdkGeometryEstimateNative) },
+            { "fdk_preview_info", typeof(FdkPreviewInfoNative) },
+            { "fdk_preview_slices", typeof(FdkPreviewSlicesNative) },
         };
 
         private List<string[]> _facts;
@@ -58,6 +60,8 @@ namespace Fdk.Tests
             if (t == typeof(FdkDeviceStatsNative)) return sizeof(FdkDeviceStatsNative);
             if (t == typeof(FdkBackendInfoNative)) return sizeof(FdkBackendInfoNative);
             if (t == typeof(FdkGeometryEstimateNative)) return sizeof(FdkGeometryEstimateNative);
+            if (t == typeof(FdkPreviewInfoNative)) return sizeof(FdkPreviewInfoNative);
+            if (t == typeof(FdkPreviewSlicesNative)) return sizeof(FdkPreviewSlicesNative);
             throw new ArgumentException(t.Name);
         }
 
@@ -183,6 +187,8 @@ namespace Fdk.Tests
                 expected["FDK_GPU_CODE_" + Snake(g.ToString())] = (int)g;
             foreach (GeometryEstimateFlags g in Enum.GetValues(typeof(GeometryEstimateFlags)))
                 if (g != GeometryEstimateFlags.None) expected["FDK_ESTIMATE_" + Snake(g.ToString())] = (int)g;
+            foreach (PreviewFlags p in Enum.GetValues(typeof(PreviewFlags)))
+                if (p != PreviewFlags.None) expected["FDK_PREVIEW_" + Snake(p.ToString())] = (int)p;
             expected["FDK_MAX_DEVICES"] = FdkConfigNative.MaxDevices;
             expected["FDK_MAX_GPU_ARCHS"] = FdkBackendInfoNative.MaxGpuArchs;
             expected["FDK_VERSION_MAJOR"] = Reconstructor.BindingVersionMajor;
@@ -234,6 +240,13 @@ namespace Fdk.Tests
                 Assert.AreEqual(init.hann_cutoff_v, ours.hann_cutoff_v);
                 Assert.AreEqual(init.estimate_geometry, ours.estimate_geometry);
                 Assert.AreEqual(init.preview, ours.preview);
+                for (int a = 0; a < 3; ++a)
+                {
+                    // All sizes 0: the default grid.
+                    Assert.AreEqual(init.preview_volume.size[a], ours.preview_volume.size[a]);
+                    Assert.AreEqual(init.preview_volume.spacing[a], ours.preview_volume.spacing[a]);
+                    Assert.AreEqual(init.preview_volume.origin[a], ours.preview_volume.origin[a]);
+                }
             }
             finally
             {
@@ -249,6 +262,16 @@ namespace Fdk.Tests
             Assert.AreEqual((uint)sizeof(FdkGeometryEstimateNative), e.struct_size);
             Assert.AreEqual(0.0, e.confidence);
             Assert.AreEqual(0, e.basis[0]);
+        }
+
+        [Test]
+        public unsafe void PreviewInfoInitSetsOurSize()
+        {
+            var info = new FdkPreviewInfoNative { views = 7, coverage = 0.5 };
+            Assert.IsTrue(NativeMethods.fdk_preview_info_init(&info) == &info);
+            Assert.AreEqual((uint)sizeof(FdkPreviewInfoNative), info.struct_size);
+            Assert.AreEqual(0, info.views);
+            Assert.AreEqual(0.0, info.coverage);
         }
 
         [Test]

@@ -15,6 +15,7 @@ MIRRORS = {
     "fdk_plan_info": _native.PlanInfo, "fdk_timings": _native.Timings,
     "fdk_device_stats": _native.DeviceStats, "fdk_backend_info": _native.BackendInfoC,
     "fdk_geometry_estimate": _native.GeometryEstimateC,
+    "fdk_preview_info": _native.PreviewInfoC, "fdk_preview_slices": _native.PreviewSlicesC,
 }
 
 
@@ -68,6 +69,8 @@ def test_enum_values_match(facts):
     assert (enums["FDK_AUTO"], enums["FDK_ON"], enums["FDK_OFF"]) == (0, 1, 2)
     assert (enums["FDK_SCAN_UNIFORM"], enums["FDK_SCAN_VIEWS"], enums["FDK_SCAN_MATRICES"]) \
         == (0, 1, 2)
+    assert (enums["FDK_PREVIEW_COMPLETE"], enums["FDK_PREVIEW_FAILED"]) \
+        == (_native.PREVIEW_COMPLETE, _native.PREVIEW_FAILED)
     assert enums["FDK_MAX_DEVICES"] == _native.MAX_DEVICES
     assert enums["FDK_MAX_GPU_ARCHS"] == _native.MAX_GPU_ARCHS
     statuses = {k[len("FDK_ERROR_"):]: v for k, v in enums.items() if k.startswith("FDK_ERROR_")}

@@ -166,6 +166,26 @@ int main(void) {
   FIELD(fdk_geometry_estimate, flags);
   FIELD(fdk_geometry_estimate, basis);
 
+  SIZE(fdk_preview_info);
+  FIELD(fdk_preview_info, struct_size);
+  FIELD(fdk_preview_info, volume);
+  FIELD(fdk_preview_info, views);
+  FIELD(fdk_preview_info, views_announced);
+  FIELD(fdk_preview_info, coverage);
+  FIELD(fdk_preview_info, flags);
+  FIELD(fdk_preview_info, on_gpu);
+  FIELD(fdk_preview_info, memory_bytes);
+
+  SIZE(fdk_preview_slices);
+  FIELD(fdk_preview_slices, struct_size);
+  FIELD(fdk_preview_slices, at);
+  FIELD(fdk_preview_slices, x_slice);
+  FIELD(fdk_preview_slices, x_slice_bytes);
+  FIELD(fdk_preview_slices, y_slice);
+  FIELD(fdk_preview_slices, y_slice_bytes);
+  FIELD(fdk_preview_slices, z_slice);
+  FIELD(fdk_preview_slices, z_slice_bytes);
+
   ENUM(FDK_MAX_DEVICES);
   ENUM(FDK_MAX_GPU_ARCHS);
   ENUM(FDK_GPU_CODE_NONE);
@@ -232,5 +252,8 @@ int main(void) {
   ENUM(FDK_ESTIMATE_TILT);
   ENUM(FDK_ESTIMATE_LOW_STRUCTURE);
   ENUM(FDK_ESTIMATE_FEW_PAIRS);
+
+  ENUM(FDK_PREVIEW_COMPLETE);
+  ENUM(FDK_PREVIEW_FAILED);
   return 0;
 }

@@ -21,6 +21,7 @@ from .errors import FdkError
 from .estimator import GeometryEstimator, estimate_geometry
 from .geometry import Geometry, ViewGeometry, Volume
 from .geometry_estimate import GeometryEstimate
+from .preview import PreviewInfo, PreviewSlices
 from .reconstructor import Progress, Reconstructor, Slab
 from .volume_array import VolumeArray
 
@@ -81,5 +82,7 @@ def backend_info() -> dict:
 
 
 __all__ = ["reconstruct", "empty_volume", "Reconstructor", "Geometry", "Volume", "ViewGeometry",
-           "VolumeArray", "estimate_geometry", "GeometryEstimate", "GeometryEstimator", "Progress", "Slab", "FdkError", "LibraryNotFoundError",
-           "errors", "phantom", "library_path", "library_version", "backend_info", "__version__"]
+           "VolumeArray", "estimate_geometry", "GeometryEstimate", "GeometryEstimator",
+           "PreviewInfo", "PreviewSlices", "Progress", "Slab", "FdkError",
+           "LibraryNotFoundError", "errors", "phantom", "library_path", "library_version",
+           "backend_info", "__version__"]

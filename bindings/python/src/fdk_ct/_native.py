@@ -203,6 +203,37 @@ class GeometryEstimateC(ctypes.Structure):
     ]
 
 
+# Added in 0.8 (the live preview).
+PREVIEW_COMPLETE = 1  # FDK_PREVIEW_COMPLETE
+PREVIEW_FAILED = 2    # FDK_PREVIEW_FAILED
+
+
+class PreviewInfoC(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("volume", VolumeC),
+        ("views", c_int32),
+        ("views_announced", c_int32),
+        ("coverage", c_double),
+        ("flags", c_uint32),
+        ("on_gpu", c_int32),
+        ("memory_bytes", c_uint64),
+    ]
+
+
+class PreviewSlicesC(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("at", c_int32 * 3),
+        ("x_slice", c_void_p),
+        ("x_slice_bytes", c_size_t),
+        ("y_slice", c_void_p),
+        ("y_slice_bytes", c_size_t),
+        ("z_slice", c_void_p),
+        ("z_slice_bytes", c_size_t),
+    ]
+
+
 PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ProgressC))
 
 _Ctx = c_void_p
@@ -249,6 +280,15 @@ _GEOMETRY_ESTIMATION_PROTOTYPES = {
                                               POINTER(View)]),
 }
 
+# Added in 0.8 (the live preview): bound when the library has them; the
+# functions that need them ask through preview().
+_PREVIEW_PROTOTYPES = {
+    "fdk_preview_info_init": (POINTER(PreviewInfoC), [POINTER(PreviewInfoC)]),
+    "fdk_get_preview_info": (c_int32, [_Ctx, POINTER(PreviewInfoC)]),
+    "fdk_read_preview": (c_int32, [_Ctx, c_void_p, c_size_t, POINTER(PreviewInfoC)]),
+    "fdk_read_preview_slices": (c_int32, [_Ctx, POINTER(PreviewSlicesC), POINTER(PreviewInfoC)]),
+}
+
 
 # Added in 0.7 too: the init that writes exactly this binding's struct
 # (init_config).
@@ -289,7 +329,8 @@ def _load() -> ctypes.CDLL:
                                            f"{REQUIRED_VERSION[0]}.{REQUIRED_VERSION[1]}") from e
             f.restype = restype
             f.argtypes = argtypes
-        for fn, (restype, argtypes) in {**_GEOMETRY_ESTIMATION_PROTOTYPES, **_OPTIONAL_PROTOTYPES}.items():
+        for fn, (restype, argtypes) in {**_GEOMETRY_ESTIMATION_PROTOTYPES, **_PREVIEW_PROTOTYPES,
+                                   **_OPTIONAL_PROTOTYPES}.items():
             f = getattr(lib, fn, None)
             if f is not None:
                 f.restype = restype
@@ -392,6 +433,18 @@ def geometry_estimation() -> ctypes.CDLL:
         if not hasattr(loaded, fn):
             raise LibraryNotFoundError(
                 f"geometry estimation needs libfdk 0.7 or later; the library loaded "
+                f"({loaded.fdk_version_string().decode()}) lacks {fn}")
+    return loaded
+
+
+def preview() -> ctypes.CDLL:
+    """The library, once it is known to have the live preview of 0.8
+    (LibraryNotFoundError naming what it lacks otherwise)."""
+    loaded = lib()
+    for fn in _PREVIEW_PROTOTYPES:
+        if not hasattr(loaded, fn):
+            raise LibraryNotFoundError(
+                f"the live preview needs libfdk 0.8 or later; the library loaded "
                 f"({loaded.fdk_version_string().decode()}) lacks {fn}")
     return loaded
 

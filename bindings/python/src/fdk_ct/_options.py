@@ -1,14 +1,16 @@
 """Keyword options to fdk_config fields: names in, pinned enum values out."""
 from __future__ import annotations
 
+import ctypes
 import re
 from fractions import Fraction
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _native
 from ._checks import INT32_MAX, UINT64_MAX, check_float, check_int
+from .geometry import Volume
 
 WINDOWS = {"ram-lak": 0, "shepp-logan": 1, "cosine": 2, "hamming": 3, "hann": 4}
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
@@ -66,6 +68,18 @@ def _flag(value: bool, name: str) -> int:
     return 1 if value else 0
 
 
+def _preview(value: Any) -> Tuple[int, Optional[Volume]]:
+    """fdk_config.preview and the grid for preview_volume from False (no
+    preview), True (the library's default grid: None, a zeroed fdk_volume)
+    or a Volume (that grid)."""
+    if isinstance(value, Volume):
+        return 1, value
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"preview must be True, False or an fdk_ct.Volume (its grid); "
+                        f"got {value!r}")
+    return (1 if value else 0), None
+
+
 def _devices(devices: Any) -> list:
     """The CUDA ordinals for fdk_config.devices (at most FDK_MAX_DEVICES int32)."""
     if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
@@ -84,7 +98,8 @@ def fill(cfg: _native.Config, *, window: str = "ram-lak", cutoff: float = 1.0,
          slab_thickness: int = 0, short_scan: Optional[bool] = None,
          offset_detector: Optional[bool] = None, truncation_padding: float = 0.0,
          outside_fov: str = "backproject", store_policy: str = "reduce-precision",
-         hann_cutoff_v: float = 0.0, estimate_geometry: bool = False) -> None:
+         hann_cutoff_v: float = 0.0, estimate_geometry: bool = False,
+         preview: Union[bool, Volume] = False) -> None:
     """Sets the options on a config already initialised by fdk_config_init.
 
     Every value is checked against its C field first (_checks: a number
@@ -115,9 +130,21 @@ def fill(cfg: _native.Config, *, window: str = "ram-lak", cutoff: float = 1.0,
         raise _native.LibraryNotFoundError(
             "estimate_geometry needs libfdk 0.7 or later; the library loaded is "
             f"{_native.lib().fdk_version_string().decode()}")
+    # The same for the preview (0.8), whose grid ends the struct.
+    preview_on, preview_grid = _preview(preview)
+    if preview_on and cfg.struct_size < ctypes.sizeof(_native.Config):
+        raise _native.LibraryNotFoundError(
+            "preview needs libfdk 0.8 or later; the library loaded is "
+            f"{_native.lib().fdk_version_string().decode()}")
+    preview_c = _native.VolumeC()  # all sizes 0: the library's default grid
+    if preview_grid is not None:
+        preview_grid._to_c(preview_c)  # checked before anything is written
     devs = None if devices is None else _devices(devices)
     for field, value in values.items():
         setattr(cfg, field, value)
+    if preview_on:
+        cfg.preview = 1
+        cfg.preview_volume = preview_c
     if devs is not None:
         cfg.num_devices = len(devs)
         for i, d in enumerate(devs):

@@ -59,6 +59,10 @@ def reconstruct(projections: Any, geometry: Geometry, volume: Optional[Volume] =
                         "est = fdk_ct.estimate_geometry(projections, geometry), then "
                         "reconstruct(projections, est.corrected(geometry)); or a "
                         "Reconstructor(..., estimate_geometry=True)")
+    if "preview" in options:
+        # Its one result is the volume, finished: a preview would be lost.
+        raise TypeError("reconstruct() takes no preview: the live preview is read while "
+                        "the views arrive, from a Reconstructor(..., preview=True)")
     geometry = geometry.with_detector_shape(projections.shape[1:])
     with Reconstructor(geometry, volume, window=window, cutoff=cutoff, backend=backend,
                        precision=precision, budget=budget, progress=progress,

@@ -5,16 +5,17 @@ import ctypes
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ._closable import Closable
 from . import _native, _options, _progress_bar
-from ._checks import INT32_MAX, INT32_MIN, check_int
+from ._checks import INT32_MAX, INT32_MIN, check_float, check_int
 from .errors import InvalidStateError, OutOfRangeError, raise_for
 from .geometry import Geometry, Volume, ViewGeometry
 from .geometry_estimate import GeometryEstimate, new_c_estimate
+from .preview import PreviewInfo, PreviewSlices, new_c_info, new_slices, resolve_at
 from .volume_array import VolumeArray
 
 PHASES = ("acquiring", "reconstructing", "done", "cancelled")
@@ -89,6 +90,11 @@ class Reconstructor(Closable):
         progress. A tqdm class (``tqdm.auto.tqdm``: a widget in Jupyter, text
         elsewhere) makes one bar, in percent, closed with the reconstruction;
         a tqdm bar is moved to the fraction done and left open.
+    preview : bool or Volume
+        True: reconstruct a coarse preview alongside as the views arrive
+        (the volume's field at most 128 voxels a side), read at any moment
+        with :meth:`preview`, :meth:`preview_slices` or :meth:`previews`;
+        a :class:`Volume`: a preview on that grid. libfdk 0.8 or later.
     **options
         ``gpu_budget``, ``devices``, ``threads``, ``slab_thickness``,
         ``short_scan``, ``offset_detector`` (None = automatic, True, False),
@@ -124,7 +130,7 @@ class Reconstructor(Closable):
                  detector_shape: Optional[Tuple[int, int]] = None,
                  window: str = "ram-lak", cutoff: float = 1.0, backend: str = "auto",
                  precision: str = "float32", budget: Any = None,
-                 progress: Any = None,
+                 progress: Any = None, preview: Union[bool, Volume] = False,
                  **options: Any) -> None:
         self._handle: Optional[int] = None
         self._lock = threading.Lock()  # between closers only
@@ -136,6 +142,7 @@ class Reconstructor(Closable):
         self._in_flight: List[None] = []
         self._closing = False
         self._finished = threading.Event()
+        self._ended = threading.Event()  # finish(), cancel() or close(): previews() ends
         self._local = threading.local()
         self._callback_error: dict = {}
         self._c_callback: Any = None
@@ -161,7 +168,7 @@ class Reconstructor(Closable):
         volume._to_c(cfg.volume)
         keep = geometry._fill(cfg)
         _options.fill(cfg, window=window, cutoff=cutoff, backend=backend,
-                      precision=precision, budget=budget, **options)
+                      precision=precision, budget=budget, preview=preview, **options)
         handle = ctypes.c_void_p()
         status = lib.fdk_create(ctypes.byref(cfg), ctypes.byref(handle))
         del keep
@@ -174,6 +181,9 @@ class Reconstructor(Closable):
         self._detector_shape = geometry.detector_shape
         self._row_bytes = 4 * geometry.detector_shape[1]
         self._slabs = self._query_slabs()
+        self._preview_volume: Optional[Volume] = None
+        if cfg.preview:
+            self._preview_volume = self.preview_info().volume
         if progress is not None:
             self.set_progress(progress)
 
@@ -188,6 +198,7 @@ class Reconstructor(Closable):
             if self._handle is None or self._closing:
                 return
             self._closing = True
+        self._ended.set()
         handle = self._handle
         if self._in_flight:
             # Calls in flight return CANCELLED promptly; only then is it safe
@@ -323,12 +334,18 @@ class Reconstructor(Closable):
 
     def finish(self) -> None:
         """No more views: waits until every pushed view is stored."""
-        self._call(self._lib.fdk_finish, )
+        try:
+            self._call(self._lib.fdk_finish, )
+        finally:
+            self._ended.set()  # done or failed: no more views either way
         self._finished.set()
 
     def cancel(self) -> None:
         """Stops the reconstruction (irreversible); safe from any thread."""
-        self._call(self._lib.fdk_cancel)
+        try:
+            self._call(self._lib.fdk_cancel)
+        finally:
+            self._ended.set()
 
     def view_state(self, index: int) -> Tuple[str, int]:
         """(state, failure status) of a view: "absent", "pending", "stored" or "failed"."""
@@ -450,6 +467,118 @@ class Reconstructor(Closable):
         if self._callback_error:
             self._reraise_callback_error()
         raise_for(status, message.decode(errors="replace"))
+
+    # ---- the live preview (libfdk 0.8) ----------------------------------------
+    @property
+    def preview_volume(self) -> Optional[Volume]:
+        """The preview's grid (None when made without ``preview``)."""
+        return self._preview_volume
+
+    @property
+    def last_preview_info(self) -> Optional[PreviewInfo]:
+        """The :class:`PreviewInfo` of the calling thread's last
+        :meth:`preview` read: the state at the moment of those values (per
+        thread, so another thread's reads never replace it; None before
+        the first)."""
+        return getattr(self._local, "preview_info", None)
+
+    def preview_info(self) -> PreviewInfo:
+        """The preview's grid and state now (``fdk_get_preview_info``);
+        :class:`~fdk_ct.errors.InvalidStateError` without ``preview``."""
+        lib = _native.preview()
+        c = new_c_info()
+        self._call(lib.fdk_get_preview_info, ctypes.byref(c))
+        return PreviewInfo._from_c(c)
+
+    def _preview_grid(self) -> Volume:
+        """The preview's grid; without a preview, the library's
+        InvalidStateError (through :meth:`preview_info`)."""
+        if self._preview_volume is None:
+            return self.preview_info().volume  # raises: preview was off
+        return self._preview_volume
+
+    def preview(self, out: Optional[np.ndarray] = None) -> VolumeArray:
+        """The whole preview volume now, ``(z, y, x)`` on :attr:`preview_volume`
+        (a :class:`VolumeArray`, as :meth:`read_volume`), at any moment and
+        from any thread, also while another thread pushes (it waits at most
+        for the view being added). Its state at that moment is
+        :attr:`last_preview_info` (on this thread).
+
+        ``out``: a preview volume to overwrite (``fdk_ct.empty_volume(
+        rec.preview_volume)`` or an earlier read). Without ``preview``:
+        :class:`~fdk_ct.errors.InvalidStateError`.
+        """
+        lib = _native.preview()
+        grid = self._preview_grid()
+        native = _native_order(out, grid)
+        c = new_c_info()
+        self._call(lib.fdk_read_preview, _native.data_pointer(native), native.nbytes,
+                   ctypes.byref(c))
+        self._local.preview_info = PreviewInfo._from_c(c)
+        return VolumeArray(native.transpose(1, 0, 2), grid)
+
+    def preview_slices(self, at: Optional[Sequence[Optional[int]]] = None) -> PreviewSlices:
+        """Three orthogonal slices of the preview through voxel ``at`` =
+        ``(iz, iy, ix)``, all of one moment (one ``fdk_read_preview_slices``),
+        with its :class:`PreviewInfo`.
+
+        ``at``: None for the middle of every axis, or three entries, each an
+        index or None (the middle of that axis, ``n // 2``). An index outside
+        the grid (a negative one too) is
+        :class:`~fdk_ct.errors.OutOfRangeError`; without ``preview``,
+        :class:`~fdk_ct.errors.InvalidStateError`.
+        """
+        lib = _native.preview()
+        grid = self._preview_grid()
+        where = resolve_at(at, grid)
+        c, xs, ys, zs = new_slices(grid, where)
+        info = new_c_info()
+        self._call(lib.fdk_read_preview_slices, ctypes.byref(c), ctypes.byref(info))
+        return PreviewSlices(xs.T, ys, zs, where, PreviewInfo._from_c(info))
+
+    def previews(self, interval: float = 1.0,
+                 at: Optional[Sequence[Optional[int]]] = None) -> Iterator[PreviewSlices]:
+        """Yields :meth:`preview_slices` every ``interval`` seconds while
+        another thread pushes, and once more when the scan has ended
+        (:meth:`finish` returned or failed, or :meth:`cancel`), then stops;
+        it stops at once when the Reconstructor is closed. The first slices
+        come at once. Between yields it sleeps on an event that the end sets,
+        so the last slices come as soon as the scan ends; the time the loop
+        body takes counts toward the interval. The pusher must end the scan
+        (finish, cancel or close), also when it fails, or this goes on
+        yielding. ::
+
+            with fdk_ct.Reconstructor(geo, grid, preview=True) as rec:
+                def pusher():
+                    try:
+                        for i, view in acquisition():
+                            rec.push(i, view)
+                    finally:
+                        rec.finish()  # also after an error: ends previews()
+                t = threading.Thread(target=pusher)
+                t.start()
+                for s in rec.previews(interval=0.5):  # on this (the main) thread
+                    show(s.y, s.info.views)           # an axial slice
+                t.join()
+                vol = rec.read_volume()
+        """
+        interval = check_float(interval, "interval", positive=True)
+        self._preview_grid()  # raises at the first next() without a preview
+        while True:
+            ended = self._ended.is_set()
+            if self.closed:
+                return
+            start = time.monotonic()
+            try:
+                slices = self.preview_slices(at)
+            except InvalidStateError:
+                if self.closed:  # closed while reading
+                    return
+                raise
+            yield slices
+            if ended:
+                return
+            self._ended.wait(max(0.0, start + interval - time.monotonic()))
 
     # ---- introspection --------------------------------------------------------
     def geometry_estimate(self) -> GeometryEstimate:
