@@ -218,3 +218,38 @@ TEST(ConvertProgress, OneSlabVolumeMovesBeforeItsEnd) {
   }
   EXPECT_GT(between, 0) << r.out;
 }
+
+// --live-preview: frames while the views arrive and a complete one after
+// fdk_finish, in live-preview.png, which is gone when the run ends (the
+// result's preview.png stays).
+TEST(ConvertLivePreview, FramesDuringTheScanAndNoLiveFileLeft) {
+  TempDir dir;
+  const std::string convert =
+      small_scan(dir, " --views 720 --detector 96") + " --backend cpu --live-preview-interval 0.05";
+  const ToolRun r = run(convert, dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::smatch m;
+  const std::string all = r.out + r.err;
+  ASSERT_TRUE(std::regex_search(all, m, std::regex("live preview: ([0-9]+) frames"))) << all;
+  EXPECT_GE(std::stoi(m[1]), 2) << all;  // at least one during the scan, and the last
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/live-preview.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/preview.png"));
+  EXPECT_EQ(run(convert + " --force --live-preview-interval 0", dir).code, 2);
+}
+
+// fdk-scan-sim --live --live-preview: a series of frames at the scanner's
+// pace through libfdk_frames.
+TEST(ScanSimLivePreview, FramesAtTheScannersPace) {
+  TempDir dir;
+  const ToolRun r = run(kSim + " --live " + (dir / "live") +
+                            " --views 90 --detector 48 --volume 32 --rate 60 --backend cpu --threads 2"
+                            " --live-preview 0.2",
+                        dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  int frames = 0;
+  for (const std::string& name : fdk_adapter_test::names_in(dir / "live"))
+    if (name.rfind("live-preview-", 0) == 0) ++frames;
+  EXPECT_GE(frames, 4) << r.out;  // 1.5 s of frames at 0.2 s, and the last
+  EXPECT_EQ(run(kSim + " --live --live-preview 0.2 --views 8", dir).code, 2);  // no OUTPUT_DIR
+}
+

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "live_preview.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
 #include "budget.hpp"
@@ -382,7 +383,9 @@ int run(const Options& o) {
   origins.reshaped = o.folder.preprocess.bin_u > 1 || o.folder.preprocess.bin_v > 1 ||
                      o.folder.preprocess.crop.width > 0 || o.folder.preprocess.crop.height > 0;
   if (o.estimate_only()) return run_estimate_only(o, folder, config, origins, t_start, throw_if_stopped);
+  if (o.live_preview) check_live_preview(o, g_ranks != nullptr);
   if (g_ranks) return g_ranks->run(Job{o, folder, config, have_xml, first_view, t_start, g_signal, origins});
+  config.preview = o.live_preview ? 1 : 0;
   Context lib;
   if (const fdk_status s = fdk_create(&config, &lib.ctx); s != FDK_OK) {
     // Every value in the configuration came from the options or the input
@@ -578,12 +581,17 @@ int run(const Options& o) {
   } joiner{done, watchdog};
 
   // ---- read, correct, push ---------------------------------------------------------------
+  std::unique_ptr<fdk_tools::LivePreview> live;  // --live-preview: goes before lib, and its file with it
   size_t clamped_total = 0;
   int clamped_views = 0;
   {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const int workers = o.read_threads > 0 ? o.read_threads : static_cast<int>(std::min(4u, hw));
     OrderedReader reader(folder, workers, workers + 2);  // frames in flight: workers + 2
+    if (o.live_preview) {
+      live = start_live_preview(lib.ctx, o);
+      if (!o.quiet) progress.message("live preview: '" + live->path() + "' every " + fmt("%g", o.live_preview_interval) + " s");
+    }
     progress.stage("projections", "views", count);
     const size_t pitch = static_cast<size_t>(detector.size[0]) * sizeof(float);
     for (int i = 0; i < count; ++i) {
@@ -618,6 +626,7 @@ int run(const Options& o) {
     progress.end_stage();
   }
   if (const fdk_status s = fdk_finish(lib.ctx); s != FDK_OK) lib.fail("fdk_finish", s);
+  if (live) end_live_preview(*live, progress, o);  // complete now, before any slab
   if (same_pass_estimator) {  // --estimate-geometry with OUTPUT_DIR: reported, the volume stays nominal
     estimate = same_pass_estimator->estimate();
     same_pass_estimator.reset();

@@ -170,6 +170,12 @@ Output:
   --compression none|lzw|deflate   (formats tiff and bigtiff)
   --preview-at X,Y,Z     where preview.png's three slices cross, in mm
                          (default: the volume's centre)
+  --live-preview         while the projections are read, rewrite
+                         OUTPUT_DIR/live-preview.png from the library's
+                         live preview (a coarse reconstruction of the views
+                         so far, at most 128 voxels a side); removed when the
+                         run ends (preview.png is the result's)
+  --live-preview-interval SECONDS   between its frames (default 2)
   --no-preview  --force (replace the earlier result in OUTPUT_DIR, and an
                          existing --write-geometry FILE)
   --quiet                nothing on stderr but the error, if any
@@ -517,6 +523,14 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--write-geometry") {
       o.write_geometry = next();
       if (o.write_geometry.empty()) usage_error("--write-geometry needs a file name");
+    } else if (arg == "--live-preview") {
+      o.live_preview = true;
+    } else if (arg == "--live-preview-interval") {
+      const std::string v = next();
+      o.live_preview_interval = parse_number(arg, v);
+      if (!(o.live_preview_interval >= 0.05 && o.live_preview_interval <= 3600))
+        usage_error("bad value for --live-preview-interval: '" + v + "' (seconds within [0.05, 3600])");
+      o.live_preview = true;
     } else if (arg == "--no-preview") {
       o.preview = false;
     } else if (arg == "--force") {

@@ -82,6 +82,8 @@ struct Options {
       fdk::adapters::TiffWriteOptions::Compression::kNone;
   bool preview = true, force = false, quiet = false;
   bool have_preview_at = false;
+  bool live_preview = false;           // --live-preview: OUTPUT_DIR/live-preview.png during the scan
+  double live_preview_interval = 2.0;  // --live-preview-interval SECONDS
   double preview_at[3] = {0, 0, 0};  // mm: where the preview's slices cross
   fdk_tools::ProgressStyle progress = fdk_tools::ProgressStyle::kAuto;
   // Geometry estimation (issue 41; estimate.hpp). Without OUTPUT_DIR the run

@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "live_preview_frames.hpp"
 #include "sim.hpp"
 
 namespace ad = fdk::adapters;
@@ -92,6 +93,9 @@ Live mode:
   --rate HZ (0 = as fast as possible)  --drop-every K  --duplicate-every K
   --shuffle W (reorder frames within windows of W)  --volume N (64)
   --backend auto|cpu|cuda  --queue N (8)  --tolerance F (0.03)
+  --live-preview SECONDS  the library's live preview (fdk_config.preview) as
+                       OUTPUT_DIR/live-preview-NNN.png, a frame every SECONDS
+                       while the frames play and one when they are finished
 )";
 
 struct Options {
@@ -105,6 +109,7 @@ struct Options {
   int drop_every = 0, duplicate_every = 0, shuffle = 0, volume = 64, queue = 8;
   int backend = FDK_BACKEND_AUTO;
   double tolerance = 0.03;
+  double live_preview = 0;  // seconds between live preview frames; 0 = none
 };
 
 double number(const std::string& flag, const char* text) {
@@ -210,6 +215,10 @@ Options parse(int argc, char** argv) {
       o.volume = integer(a, next(), 8, 4096);
     } else if (a == "--queue") {
       o.queue = integer(a, next(), 1, 1 << 16);
+    } else if (a == "--live-preview") {
+      o.live_preview = number(a, next());
+      if (!(o.live_preview >= 0.05 && o.live_preview <= 3600))
+        usage_error("bad value for --live-preview: seconds within [0.05, 3600]");
     } else if (a == "--tolerance") {
       o.tolerance = positive(number(a, next()));
     } else if (a == "--backend") {
@@ -227,6 +236,8 @@ Options parse(int argc, char** argv) {
   if (positional.size() > 1) usage_error("unexpected argument '" + positional[1] + "'");
   if (!o.live && positional.empty()) usage_error("expected OUTPUT_DIR");
   if (!positional.empty()) o.output = positional[0];
+  if (o.live_preview > 0 && (!o.live || o.output.empty()))
+    usage_error("--live-preview needs --live and an OUTPUT_DIR for its frames");
   return o;
 }
 

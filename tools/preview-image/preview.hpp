@@ -1,4 +1,4 @@
-// The preview image of fdk-convert: three orthogonal slices side by side
+// The preview image of fdk-convert and fdk-scan-sim: three orthogonal slices side by side
 // (central ones by default), windowed to 8 bits, each labelled with its
 // plane, a scale bar on the axial slice and a caption of the scan's figures
 // and the window; written as PNG (PGM without libpng).

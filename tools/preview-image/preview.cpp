@@ -11,7 +11,7 @@
 #include <csetjmp>
 #include <cstdio>
 
-#ifdef FDK_CONVERT_WITH_PNG
+#ifdef FDK_PREVIEW_WITH_PNG
 #include <png.h>
 #endif
 
@@ -23,7 +23,7 @@ struct Gray {
   std::vector<uint8_t> pixels;
 };
 
-#ifdef FDK_CONVERT_WITH_PNG
+#ifdef FDK_PREVIEW_WITH_PNG
 void append(png_structp png, png_bytep data, png_size_t n) {
   auto* out = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(png));
   out->insert(out->end(), data, data + n);
@@ -153,7 +153,7 @@ double bar_length_mm(double extent_mm) {
 }  // namespace
 
 std::string preview_file_name() {
-#ifdef FDK_CONVERT_WITH_PNG
+#ifdef FDK_PREVIEW_WITH_PNG
   return "preview.png";
 #else
   return "preview.pgm";
@@ -263,7 +263,7 @@ PreviewWritten PreviewCollector::write(const std::string& base, double lo, doubl
   }
 
   std::vector<uint8_t> bytes;
-#ifdef FDK_CONVERT_WITH_PNG
+#ifdef FDK_PREVIEW_WITH_PNG
   const std::string path = base + ".png";
   if (!encode_png(image, &bytes)) {
     fdk::adapters::fail(fdk::adapters::ErrorKind::kOutput, "cannot encode the PNG preview");
