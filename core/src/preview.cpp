@@ -12,9 +12,9 @@ namespace fdk {
 
 namespace {
 // A preview is for looking at, at the pace of a scan. 256 voxels a side
-// cost (b) 24 % end to end on one H100 (the generic kernel over float
-// textures, ~90 GUPS, on a GPU busy with the volume); 128 cost an eighth
-// of that (docs/DECISIONS.md, "The live preview").
+// cost (b) 24 % end to end on one H100 with the first GPU kernel; 128 an
+// eighth of that, and +0.8 % with the kernel that replaced it
+// (docs/DECISIONS.md, "The live preview").
 constexpr int kDefaultPreviewExtent = 128;
 }  // namespace
 

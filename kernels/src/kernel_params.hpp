@@ -132,6 +132,19 @@ struct PackArgs {
   float scale[N];
 };
 
+// The live preview (device_preview.hpp): views accumulated into a coarse
+// volume, each read from its filtered pixels (`src`, rows `pitch` floats
+// apart) and interpolated in float, as the CPU does, not by the texture
+// unit (whose 8-bit weights left the preview 8e-4 from the CPU's).
+constexpr int kPreviewBatchViews = 16;
+struct PreviewBatch {
+  SlabGeometry g;
+  int32_t count;
+  ViewTerms view[kPreviewBatchViews];  // weight: a_v * sid^2; row_offset 0
+  DevicePtr<const float> src[kPreviewBatchViews];
+  uint64_t pitch;
+};
+
 // The layouts, pinned (the numbers are what GCC, Clang, nvcc and MSVC give
 // for x86-64 and what the fatbin was compiled against).
 #define FDK_PIN(type, size) static_assert(sizeof(type) == size, #type "'s size changed: the kernels read another layout")
@@ -166,6 +179,11 @@ FDK_AT(PackPairBatch, columns, 24);
 FDK_AT(PackPairBatch, flip_rows, 36);
 FDK_AT(PackPairBatch, pair_max, 40);
 FDK_AT(PackPairBatch, pair, 48);
+FDK_PIN(PreviewBatch, 1088);
+FDK_AT(PreviewBatch, count, 52);
+FDK_AT(PreviewBatch, view, 56);
+FDK_AT(PreviewBatch, src, 952);
+FDK_AT(PreviewBatch, pitch, 1080);
 FDK_PIN(PackArgs<4>, 56);
 FDK_PIN(PackArgs<2>, 32);
 FDK_PIN(PackArgs<1>, 24);

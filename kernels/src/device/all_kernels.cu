@@ -2,4 +2,5 @@
 // libfdk carries (kernels/CMakeLists.txt). Host code never includes it.
 #include "backprojection.cu"
 #include "filter_kernels.cu"
+#include "preview.cu"
 #include "probe.cu"
