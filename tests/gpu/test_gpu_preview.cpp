@@ -12,26 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_skip.hpp"
 #include "small_scan.hpp"
 
 using fdk_test::SmallScan;
 
 namespace {
-
-bool gpu_usable() {
-  static const bool usable = [] {
-    SmallScan scan(8, 4, 8);
-    scan.config.backend = FDK_BACKEND_CUDA;
-    fdk_context* ctx = nullptr;
-    const fdk_status s = fdk_create(&scan.config, &ctx);
-    fdk_destroy(ctx);
-    return s == FDK_OK;
-  }();
-  return usable;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (!gpu_usable()) GTEST_SKIP() << "skipped: no GPU"
 
 struct Preview {
   std::vector<float> volume;
