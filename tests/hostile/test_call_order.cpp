@@ -84,11 +84,29 @@ std::vector<ApiRow> call_order_rows() {
       {"plan_info", [] { fdk_plan_info i{}; i.struct_size = sizeof i; return fdk_get_plan_info(nullptr, &i); }},
       {"timings", [] { fdk_timings t{}; t.struct_size = sizeof t; return fdk_get_timings(nullptr, &t); }},
       {"device_stats", [] { fdk_device_stats d{}; d.struct_size = sizeof d; return fdk_get_device_stats(nullptr, &d); }},
+      {"get_preview_info", [] { fdk_preview_info i; fdk_preview_info_init(&i); return fdk_get_preview_info(nullptr, &i); }},
+      {"read_preview", [buffer] { return fdk_read_preview(nullptr, buffer, kSlabBytes, nullptr); }},
+      {"read_preview_slices", [] { fdk_preview_slices s{}; s.struct_size = sizeof s; return fdk_read_preview_slices(nullptr, &s, nullptr); }},
   };
   for (const auto& call : null_calls) {
     auto fn = call.second;
     rows.push_back({std::string("ctx_NULL_") + call.first, Stage::kHalfPushed, [fn](fdk_context*) { return fn(); }, kInv,
                     "ctx is NULL", MessageFrom::kCreate});
+  }
+
+  // The live preview of a reconstruction made without one, at every stage:
+  // refused with the reason, the handle untouched.
+  for (Stage stage : kStages) {
+    rows.push_back({std::string("read_preview_without_preview_") + stage_name(stage), stage,
+                    [buffer](fdk_context* c) { return fdk_read_preview(c, buffer, kSlabBytes, nullptr); },
+                    FDK_ERROR_INVALID_STATE, "preview = 0"});
+    rows.push_back({std::string("read_preview_slices_without_preview_") + stage_name(stage), stage,
+                    [](fdk_context* c) {
+                      fdk_preview_slices s{};
+                      s.struct_size = sizeof s;
+                      return fdk_read_preview_slices(c, &s, nullptr);
+                    },
+                    FDK_ERROR_INVALID_STATE, "preview = 0"});
   }
 
   // Out-pointers NULL and struct sizes wrong, at every stage.
