@@ -113,17 +113,7 @@ class CpuBackend final : public Backend {
       });
       if (model.meter) model.meter->add(y0, y1, count);
     }
-    // Back to the public layout: x fastest, then z, then y.
-    const int tasks = std::min(planes, 4 * pool_.size());
-    pool_.parallel_for(tasks, [&](int task, int) {
-      const int t0 = planes * task / tasks, t1 = planes * (task + 1) / tasks;
-      for (int t = t0; t < t1; ++t)
-        for (int k = 0; k < nz; ++k) {
-          float* dst = out + (static_cast<size_t>(t) * nz + k) * nx;
-          const float* src = acc.data() + static_cast<size_t>(k) * nx * stride + t;
-          for (int i = 0; i < nx; ++i) dst[i] = src[static_cast<size_t>(i) * stride];
-        }
-    });
+    to_public_layout(acc.data(), nx, nz, planes, stride, out, pool_);
   }
 
  private:

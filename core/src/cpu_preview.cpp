@@ -59,17 +59,7 @@ class CpuPreviewSink final : public PreviewSink {
   }
 
   void read(float* out) override {
-    const int nx = grid_.size[0], ny = grid_.size[1], nz = grid_.size[2];
-    const int tasks = std::min(ny, 4 * pool_.size());
-    pool_.parallel_for(tasks, [&](int task, int) {
-      const int t0 = ny * task / tasks, t1 = ny * (task + 1) / tasks;
-      for (int t = t0; t < t1; ++t)
-        for (int k = 0; k < nz; ++k) {
-          float* dst = out + (static_cast<size_t>(t) * nz + k) * nx;
-          const float* src = acc_.data() + static_cast<size_t>(k) * nx * stride_ + t;
-          for (int i = 0; i < nx; ++i) dst[i] = src[static_cast<size_t>(i) * stride_];
-        }
-    });
+    to_public_layout(acc_.data(), grid_.size[0], grid_.size[2], grid_.size[1], stride_, out, pool_);
   }
 
   bool on_gpu() const override { return false; }

@@ -5,6 +5,7 @@
 
 #include "column_kernels.hpp"
 #include "fdk/core/checked.hpp"
+#include "fdk/core/thread_pool.hpp"
 
 namespace fdk {
 namespace {
@@ -95,6 +96,19 @@ void sweep_general(const SweepGrid& grid, const ViewWindow& win, const IndexMatr
 }
 
 }  // namespace
+
+void to_public_layout(const float* acc, int nx, int nz, int planes, int stride, float* out, ThreadPool& pool) {
+  const int tasks = std::min(planes, 4 * pool.size());
+  pool.parallel_for(tasks, [&](int task, int) {
+    const int t0 = planes * task / tasks, t1 = planes * (task + 1) / tasks;
+    for (int t = t0; t < t1; ++t)
+      for (int k = 0; k < nz; ++k) {
+        float* dst = out + (static_cast<size_t>(t) * nz + k) * nx;
+        const float* src = acc + static_cast<size_t>(k) * nx * stride + t;
+        for (int i = 0; i < nx; ++i) dst[i] = src[static_cast<size_t>(i) * stride];
+      }
+  });
+}
 
 void sweep_view(const SweepGrid& grid, const ViewWindow& win, const IndexMatrix& pm, double a_v, int y0, int planes,
                 int stride, int k0, int k1, float* acc, Scratch& scratch) {

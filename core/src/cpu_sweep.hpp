@@ -8,6 +8,8 @@
 
 namespace fdk {
 
+class ThreadPool;
+
 // One view's detector rows [row0, row0 + rows) for the current slab, stored
 // column by column (rows contiguous) because the backprojector walks along y,
 // which moves along detector rows.
@@ -37,5 +39,9 @@ struct SweepGrid {
 // acc[(k * nx + i) * stride + t].
 void sweep_view(const SweepGrid& grid, const ViewWindow& win, const IndexMatrix& pm, double a_v, int y0, int planes,
                 int stride, int k0, int k1, float* acc, Scratch& scratch);
+
+// The accumulator above (y fastest, columns `stride` apart) as the public
+// layout (x fastest, then z, then y), `planes` planes, on `pool`.
+void to_public_layout(const float* acc, int nx, int nz, int planes, int stride, float* out, ThreadPool& pool);
 
 }  // namespace fdk
