@@ -127,7 +127,7 @@ step "cmake --install into a temporary prefix, then moved (relocatable)"
 cmake --install "$build" --prefix "$work/staging" </dev/null
 mv "$work/staging" "$work/prefix"
 prefix="$work/prefix"
-for f in include/fdk/fdk.h include/fdk/fdk_frames.h lib/libfdk.so lib/libfdk.so.0 \
+for f in include/fdk/fdk.h include/fdk/fdk_preview.h include/fdk/fdk_frames.h lib/libfdk.so lib/libfdk.so.0 \
          lib/libfdk_frames.so lib/libfdk_frames.so.0 lib/cmake/fdk/fdkConfig.cmake \
          lib/cmake/fdk/fdkConfigVersion.cmake lib/cmake/fdk/fdkTargets.cmake \
          lib/pkgconfig/fdk.pc lib/pkgconfig/fdk-frames.pc bin/fdk-convert bin/fdk-scan-sim bin/fdk-bench; do

@@ -197,7 +197,7 @@ while read -r name; do
 done <<<"$imports"
 exported="$(sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' <<<"$pe" | sed -n 's/^\s*\[ *[0-9]*\] //p' | sort)"
 declared="$(perl -0777 -ne 'while (/FDK_API[^;(]*[ *](fdk_[a-z0-9_]+)\s*\(/g) { print "$1\n" }' \
-  capi/include/fdk/fdk.h | sort -u)"
+  capi/include/fdk/*.h | sort -u)"  # fdk.h and the headers it includes
 [ "$(wc -l <<<"$declared")" -ge 10 ] || fail "found too few FDK_API functions in fdk.h: parse error?"
 if [ "$exported" != "$declared" ]; then
   diff <(echo "$declared") <(echo "$exported") | sed 's/^</  not exported:/; s/^>/  exported, not in fdk.h:/' | grep -v '^[0-9]' >&2 || true

@@ -29,6 +29,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 header="$root/capi/include/fdk/fdk.h"
+# fdk.h and the headers of the C ABI it includes (fdk_preview.h).
+abi_headers=("$root"/capi/include/fdk/*.h)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 
@@ -49,12 +51,12 @@ binding_major="$(sed -n 's/.*public const int BindingVersionMajor = \([0-9]*\);.
 # tests/native/fdk_layout.c (whose output the C# tests require a mirror for).
 check_coverage() {
   local missing=() name
-  for name in $(grep -o 'FDK_API[^;(]*[ *]fdk_[a-z0-9_]*[ ]*(' "$header" |
+  for name in $(grep -ho 'FDK_API[^;(]*[ *]fdk_[a-z0-9_]*[ ]*(' "${abi_headers[@]}" |
                 sed 's/.*[ *]\(fdk_[a-z0-9_]*\)[ ]*($/\1/' | sort -u); do
     grep -q "static extern [^(]* $name(" "$here/src/NativeMethods.cs" ||
       missing+=("function $name: no DllImport in src/NativeMethods.cs")
   done
-  for name in $(sed -n 's/^typedef struct \(fdk_[a-z0-9_]*\) {.*/\1/p' "$header"); do
+  for name in $(sed -n 's/^typedef struct \(fdk_[a-z0-9_]*\) {.*/\1/p' "${abi_headers[@]}"); do
     grep -q "SIZE($name);" "$here/tests/native/fdk_layout.c" ||
       missing+=("struct $name: not in tests/native/fdk_layout.c (nor, then, mirrored in C#)")
   done

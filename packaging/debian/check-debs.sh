@@ -60,7 +60,7 @@ expect "$runtime" "usr/lib/libfdk.so.$version" "usr/lib/libfdk.so.$major" "usr/s
   "usr/share/doc/libfdk$major/changelog.Debian.gz"
 expect "$frames" "usr/lib/libfdk_frames.so.$version" "usr/lib/libfdk_frames.so.$major" \
   "usr/share/doc/libfdk-frames$major/copyright"
-expect "$dev" usr/include/fdk/fdk.h usr/include/fdk/fdk_frames.h usr/lib/libfdk.so usr/lib/libfdk_frames.so \
+expect "$dev" usr/include/fdk/fdk.h usr/include/fdk/fdk_preview.h usr/include/fdk/fdk_frames.h usr/lib/libfdk.so usr/lib/libfdk_frames.so \
   usr/lib/cmake/fdk/fdkConfig.cmake usr/lib/cmake/fdk/fdkTargets.cmake usr/lib/pkgconfig/fdk.pc \
   usr/lib/pkgconfig/fdk-frames.pc usr/share/doc/libfdk-dev/copyright
 expect "$tools" usr/bin/fdk-convert usr/bin/fdk-scan-sim usr/bin/fdk-bench usr/share/doc/fdk-tools/copyright
@@ -93,7 +93,7 @@ for deb in "$runtime" "$frames" "$dev" "$tools"; do
 done
 tar_files="$(tar -tzf "$tarball")"
 if grep -qiE '/lib(cuda|cudart|cufft|nvrtc|nvjitlink)[^/]*\.so' <<<"$tar_files"; then fail "$tarball holds CUDA libraries"; fi
-for f in include/fdk/fdk.h include/fdk/fdk_frames.h "lib/libfdk.so.$major" "lib/libfdk_frames.so.$major" \
+for f in include/fdk/fdk.h include/fdk/fdk_preview.h include/fdk/fdk_frames.h "lib/libfdk.so.$major" "lib/libfdk_frames.so.$major" \
          lib/cmake/fdk/fdkConfig.cmake lib/pkgconfig/fdk.pc; do
   grep -q "/$f\$" <<<"$tar_files" || fail "$tarball lacks $f"
 done

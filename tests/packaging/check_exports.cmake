@@ -18,8 +18,15 @@ if(NOT nm_rc EQUAL 0)
   message(FATAL_ERROR "${NM} -D --defined-only ${LIB} failed (${nm_rc}): ${nm_err}")
 endif()
 
-# The FDK_API functions the header declares.
-file(READ "${HEADER}" header_text)
+# The FDK_API functions the header declares, with the headers it includes
+# from its folder (fdk.h: fdk_preview.h).
+get_filename_component(header_dir "${HEADER}" DIRECTORY)
+file(GLOB header_files "${header_dir}/*.h")
+set(header_text "")
+foreach(h IN LISTS header_files)
+  file(READ "${h}" text)
+  string(APPEND header_text "${text}")
+endforeach()
 string(REGEX MATCHALL "FDK_API[^;(]*[ *](fdk_[a-z0-9_]+)[ ]*\\(" decls "${header_text}")
 set(declared "")
 foreach(decl IN LISTS decls)
