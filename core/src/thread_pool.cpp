@@ -109,7 +109,11 @@ void ThreadPool::work_in(Call& call, int slot) {
 void ThreadPool::worker_loop(int slot) {
   bool ran = false;  // only a worker that has run tasks spins before it sleeps
   for (;;) {
-    if (ran) spin_until([&] { return open_calls_.load() > 0 || stop_.load(); });
+    if (ran) {
+      spinning_.fetch_add(1);
+      spin_until([&] { return open_calls_.load() > 0 || stop_.load(); });
+      spinning_.fetch_sub(1);
+    }
     if (join_open_call(slot)) {
       ran = true;
       continue;
@@ -148,13 +152,21 @@ void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& fn
     open_calls_.fetch_add(1);
     sleepers = sleepers_;
   }
+  // Workers spinning from the last call see this one by themselves.
+  const int spinning = spinning_.load();
   Call* none = nullptr;
   const bool published = open_.compare_exchange_strong(none, &call);
-  // Wake only as many sleeping workers as the tasks can use (spinning ones
-  // take tasks by themselves): a small job (one projection's copy) should
-  // not pull every core off other work and then wait for the last of them
-  // to be scheduled again.
-  const int helpers = std::min(count - 1, sleepers);
+  // Wake only as many sleeping workers as the tasks can use beyond the
+  // spinning ones, which take tasks by themselves: a small job (one
+  // projection's copy) should not pull every core off other work and then
+  // wait for the last of them to be scheduled again. Each wake is a system
+  // call on the caller's path, and a woken worker that finds the tasks gone
+  // takes a core for nothing: (a)'s pushes, 8 tasks each, woke 7 sleepers
+  // a push while 7 spinners took the tasks, and its push phase took twice
+  // as long with 16 threads as with 8 on a 16-core H100 host
+  // (docs/PERFORMANCE.md). A spinner that stops before it joins still looks
+  // for calls under the lock before it sleeps; the caller runs what is left.
+  const int helpers = std::max(0, std::min(count - 1 - spinning, sleepers));
   if (helpers > 0 && helpers == sleepers)
     wake_.notify_all();
   else

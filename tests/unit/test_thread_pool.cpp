@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -119,6 +120,24 @@ TEST(ThreadPool, OneCallersCallsBackToBackAreEachJoinedOnlyWhileOpen) {
     const int at_return = total.load();
     for (const auto& r : runs) wrong += r.load() != 1;
     wrong += at_return != count || total.load() != count;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+// Calls spaced about as long as a worker spins before it sleeps: the caller
+// wakes no sleeper for the tasks it counts on the spinners to take, and some
+// of those spinners give up just then. Every call must still complete with
+// every task run once, on the spinners that joined, on workers that looked
+// for calls under the lock before sleeping, or on the caller.
+TEST(ThreadPool, CallsSpacedByTheSpinTimeCompleteWhenSpinnersGiveUp) {
+  ThreadPool pool(8);
+  int wrong = 0;
+  for (int round = 0; round < 600; ++round) {
+    const int count = 2 + round % 9;
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(count));
+    pool.parallel_for(count, [&](int task, int) { runs[static_cast<size_t>(task)].fetch_add(1); });
+    for (const auto& r : runs) wrong += r.load() != 1;
+    std::this_thread::sleep_for(std::chrono::microseconds(60 + 15 * (round % 7)));
   }
   EXPECT_EQ(wrong, 0);
 }

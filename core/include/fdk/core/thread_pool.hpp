@@ -57,6 +57,7 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   std::deque<Call*> calls_;  // calls not yet returned, oldest first
   int sleepers_ = 0;         // workers waiting on wake_ (mutex_)
+  std::atomic<int> spinning_{0};  // workers spinning for the next call
   // Calls with tasks not yet all taken: a spinning worker looks at this,
   // not at calls_, so that it joins the next call without a wake-up and
   // without taking the lock while it waits.
