@@ -66,8 +66,9 @@ size_t filtered_floats(const ScanModel& m) {
 // view, coding sets the scan's pace: (d)'s 64 MiB views take 0.17 CPU-s
 // each, and 12 workers held its push to 70 views/s on a 32-core host with
 // two H100s (34.4 s), where 32 pushed 134 views/s (17.9 s) with the same
-// work (docs/PERFORMANCE.md). The filter thread (6.3 ms a view there)
-// bounds it next, so more than 32 would add threads, not views.
+// work (docs/PERFORMANCE.md). Then the host's cores were all busy (the
+// workers, the push's copies, the filter thread): more workers than cores
+// add threads, not views.
 constexpr int kMaxStoreWorkers = 32;
 
 // Tasks the push's copy into staging is split into, at most.
