@@ -76,12 +76,15 @@ constexpr size_t kConfigSize06 = offsetof(fdk_config, estimate_geometry);
 constexpr size_t kConfigSize07 = offsetof(fdk_config, preview);
 constexpr size_t kProgressSize04 = offsetof(fdk_progress, backprojection_done);
 
-// The sizes of fdk_config that older headers declared (fdk_create reads
-// them with the appended fields' defaults).
-bool older_config_size(size_t size) {
+}  // namespace
+
+bool fdk::capi::older_config_size(size_t size) {
   return size == kConfigSize01 || size == kConfigSize02 || size == kConfigSize04 || size == kConfigSize06 ||
          size == kConfigSize07;
 }
+
+namespace {
+using fdk::capi::older_config_size;
 
 // Accepts the current size and any of `older`.
 template <class Info>

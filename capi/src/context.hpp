@@ -4,6 +4,7 @@
 #include <fdk/fdk.h>
 
 #include <condition_variable>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -27,6 +28,10 @@ struct fdk_context {
 };
 
 namespace fdk::capi {
+
+// The sizes of fdk_config that older headers declared: fdk_create and
+// fdk_estimator_create read them with the appended fields' defaults.
+bool older_config_size(size_t size);
 
 // Thread-local message for failures without a handle (fdk_create).
 void set_thread_error(const std::string& message);

@@ -80,9 +80,13 @@ fdk_config full_config(const fdk_config* config) {
   if (!config) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "config is NULL");
   fdk_config full;
   fdk_config_init(&full);
-  const size_t size = std::min<size_t>(config->struct_size, sizeof full);
-  if (config->struct_size < offsetof(fdk_config, outside_fov))
-    fdk::fail(FDK_ERROR_STRUCT_SIZE, "config->struct_size is too small: initialise it with fdk_config_init");
+  // The sizes fdk_create takes, no other: a size between two known layouts
+  // or past this library's would read fields that are not there.
+  const size_t size = config->struct_size;
+  if (size != sizeof full && !fdk::capi::older_config_size(size))
+    fdk::fail(FDK_ERROR_STRUCT_SIZE, "fdk_config.struct_size is " + std::to_string(size) + ", this library knows " +
+                                         std::to_string(sizeof full) +
+                                         " and older headers' sizes: initialise it with fdk_config_init");
   std::memcpy(&full, config, size);
   full.struct_size = sizeof full;
   return full;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -160,6 +162,30 @@ TEST(EstimateAbi, AnOlderConfigGetsNoEstimate) {
   fdk_geometry_estimate e = fresh_estimate();
   EXPECT_EQ(fdk_get_geometry_estimate(ctx, &e), FDK_ERROR_INVALID_STATE);
   fdk_destroy(ctx);
+}
+
+// The estimator takes the config sizes fdk_create takes (this header's and
+// the older headers'), no other: one between two known layouts, or past this
+// library's, would be read as fields that are not there.
+TEST(EstimateAbi, CreateTakesTheConfigSizesFdkCreateTakes) {
+  SmallScan scan;
+  fdk_estimator* est = nullptr;
+  for (size_t size : {sizeof(fdk_config), offsetof(fdk_config, preview), offsetof(fdk_config, estimate_geometry),
+                      offsetof(fdk_config, outside_fov)}) {
+    fdk_config c = scan.config;
+    c.struct_size = static_cast<uint32_t>(size);
+    EXPECT_EQ(fdk_estimator_create(&c, &est), FDK_OK) << size << ": " << fdk_last_create_error();
+    fdk_estimator_destroy(est);
+    est = nullptr;
+  }
+  for (size_t size : {sizeof(fdk_config) + 8, sizeof(fdk_config) - 4, offsetof(fdk_config, outside_fov) + 2}) {
+    fdk_config c = scan.config;
+    c.struct_size = static_cast<uint32_t>(size);
+    EXPECT_EQ(fdk_estimator_create(&c, &est), FDK_ERROR_STRUCT_SIZE) << size;
+    EXPECT_EQ(est, nullptr);
+    EXPECT_NE(std::string(fdk_last_create_error()).find("struct_size is " + std::to_string(size)), std::string::npos)
+        << fdk_last_create_error();
+  }
 }
 
 TEST(EstimateAbi, ApplyCorrectsOffsetAndTiltOnly) {
