@@ -764,7 +764,7 @@ FDK_API fdk_status fdk_get_geometry_estimate(fdk_context* ctx, fdk_geometry_esti
    view pushed again replaces the earlier one); calls on one estimator are
    serialised by the caller. Errors of create (fdk_last_create_error):
    INVALID_ARGUMENT (NULL, invalid geometry, matrices-only geometry),
-   STRUCT_SIZE, OUT_OF_MEMORY. */
+   STRUCT_SIZE (a size fdk_create refuses too), OUT_OF_MEMORY. */
 typedef struct fdk_estimator fdk_estimator;
 FDK_API fdk_status fdk_estimator_create(const fdk_config* config, fdk_estimator** out);
 /* View `index` of the scan: detector.size[1] rows of detector.size[0]
