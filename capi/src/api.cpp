@@ -84,7 +84,6 @@ bool fdk::capi::older_config_size(size_t size) {
 }
 
 namespace {
-using fdk::capi::older_config_size;
 
 // Accepts the current size and any of `older`.
 template <class Info>
@@ -182,7 +181,7 @@ fdk_config* fdk_config_init_sized(fdk_config* config, size_t struct_size) {
   // Only a layout some header declared: writing more than the caller's
   // struct would overwrite whatever follows it. Every field with a default
   // other than zero lies in the 0.1 layout.
-  if (struct_size != sizeof(fdk_config) && !older_config_size(struct_size)) return nullptr;
+  if (struct_size != sizeof(fdk_config) && !fdk::capi::older_config_size(struct_size)) return nullptr;
   std::memset(config, 0, struct_size);
   config->struct_size = static_cast<uint32_t>(struct_size);
   fdk_scan_init(&config->scan);
@@ -209,7 +208,7 @@ fdk_status fdk_create(const fdk_config* config, fdk_context** out) {
     // An older caller's struct ends before the appended fields: read only
     // its bytes, the rest keeps fdk_config_init's defaults.
     fdk_config full;
-    if (older_config_size(config->struct_size)) {
+    if (fdk::capi::older_config_size(config->struct_size)) {
       const size_t size = config->struct_size;
       fdk_config_init(&full);
       std::memcpy(&full, config, size);

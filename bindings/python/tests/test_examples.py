@@ -11,14 +11,23 @@ import fdk_ct
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def test_phantom_tour_runs_and_agrees():
-    script = os.path.join(HERE, "..", "examples", "phantom_tour.py")
+def run_example(name, *args, mplbackend=None):
+    """Runs examples/`name` with this fdk_ct first on the path; MPLBACKEND
+    as given, or unset (the drawing examples pick Agg themselves)."""
+    script = os.path.join(HERE, "..", "examples", name)
     src = os.path.dirname(os.path.dirname(os.path.abspath(fdk_ct.__file__)))
-    env = dict(os.environ, MPLBACKEND="Agg",
-               PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    env.pop("MPLBACKEND", None)
+    if mplbackend:
+        env["MPLBACKEND"] = mplbackend
+    out = subprocess.run([sys.executable, script, *args], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_phantom_tour_runs_and_agrees():
+    out = run_example("phantom_tour.py", mplbackend="Agg")
     assert "streamed == one call: True" in out.stdout
     assert "refused: FDK_ERROR_INVALID_ARGUMENT" in out.stdout
     brain = float(out.stdout.split("brain: ")[1].split()[0])
@@ -30,13 +39,7 @@ def test_orthogonal_slices_writes_three_views_of_the_volume(tmp_path):
     pytest.importorskip("matplotlib", reason="skipped: matplotlib not installed")
     import matplotlib.image
 
-    script = os.path.join(HERE, "..", "examples", "orthogonal_slices.py")
-    src = os.path.dirname(os.path.dirname(os.path.abspath(fdk_ct.__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
-    env.pop("MPLBACKEND", None)  # the script picks Agg itself
-    out = subprocess.run([sys.executable, script, str(tmp_path)], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_example("orthogonal_slices.py", str(tmp_path))
     assert "VolumeArray(shape=(96, 96, 96), spacing=(1.25, 1.25, 1.25)" in out.stdout
     png = tmp_path / "orthogonal_slices.png"
     assert out.stdout.strip().endswith(f"wrote {png}")
@@ -55,13 +58,7 @@ def test_live_preview_draws_the_scan_as_it_arrives(tmp_path):
     pytest.importorskip("matplotlib", reason="skipped: matplotlib not installed")
     import matplotlib.image
 
-    script = os.path.join(HERE, "..", "examples", "live_preview.py")
-    src = os.path.dirname(os.path.dirname(os.path.abspath(fdk_ct.__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
-    env.pop("MPLBACKEND", None)  # the script picks Agg itself
-    out = subprocess.run([sys.executable, script, str(tmp_path)], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_example("live_preview.py", str(tmp_path))
     frames = [line for line in out.stdout.splitlines() if line.startswith("frame: ")]
     # The scanner takes 2 s at 120 views/s and the preview is read every
     # 0.5 s: frames during the scan, then the complete one.
