@@ -7,7 +7,9 @@
 #   usage: scripts/gpu-lib-ab.sh CASE ROUNDS DIR... [-- FDK-BENCH OPTIONS]
 #   e.g.   scripts/gpu-lib-ab.sh a 3 gpu-prebuilt-base/lib gpu-prebuilt/lib -- --threads 8
 # Prints, per round and library, the medians of --repeats 8 (unless given):
-# end to end (and its minimum), push, after last push, create, destroy.
+# end to end (and its minimum), push, after last push, create, destroy,
+# and on several GPUs (--gpus N) the slab count and each GPU's busy time
+# and share.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ $# -lt 3 ]; then sed -n '2,10p' "$0"; exit 2; fi
@@ -32,7 +34,9 @@ for r in $(seq 1 "$rounds"); do
            /^end to end +[0-9]/ && !e {e = $4; emin = $5}
            /^after last push/ {a = $4}
            /^destroy/ {d = $2}
+           /^plan / {pl = sprintf(", %s slabs", $2)}
+           /^gpu [0-9]+ +busy/ {g = g sprintf(" | gpu %s busy %s s %s", $2, $4, $9)}
            /failed/ {print; bad = 1}
-           END {if (!bad) printf "end to end %s (min %s), push %s, after last push %s, create %s, destroy %s\n", e, emin, p, a, c, d}'
+           END {if (!bad) printf "end to end %s (min %s), push %s, after last push %s, create %s, destroy %s%s%s\n", e, emin, p, a, c, d, pl, g}'
   done
 done

@@ -114,7 +114,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
       part.plane_end - part.plane_begin, plane_bytes, settings_.host_budget, c.slab_thickness, backend_->max_slab_planes(model_),
       backend_->preferred_slab_bytes(model_),
       [&](int planes) { return backend_->host_work_bytes(model_, planes) + staging_bytes; },
-      backend_->slab_alignment(), backend_->slab_workers(), backend_->first_slab_during_scan() ? 1 : 0);
+      backend_->slab_alignment(), backend_->slab_workers(), backend_->slabs_during_scan());
   for (auto& slab : plan_.slabs) {
     slab[0] += part.plane_begin;
     slab[1] += part.plane_begin;

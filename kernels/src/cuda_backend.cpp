@@ -6,9 +6,11 @@
 // every GPU it spans at once. A resident GPU that fails retires: the others
 // go on with the scan, and its chunks are recomputed, when read, by a GPU
 // left (each holds every filtered view), with the same bits.
-// Streamed slabs come from one queue (SlabPrefetch) that every GPU's worker
-// takes from, so a faster GPU computes more of them, and a GPU that fails
-// hands its slabs to the others.
+// Streamed slabs: during the scan each GPU computes one of the first slabs
+// from windows of the views the first GPU filters (early_slab.cpp); the
+// others come from one queue (SlabPrefetch) that every GPU's worker takes
+// from after fdk_finish, so a faster GPU computes more of them, and a GPU
+// that fails hands its slabs to the others.
 #include "fdk/kernels/cuda_backend.hpp"
 
 #include <algorithm>
@@ -144,7 +146,9 @@ class CudaBackend final : public Backend {
         for (int c = 0; c < chunks; ++c)
           if (owner_[static_cast<size_t>(c)] == j) role.chunks.push_back(c);
         role.allow_resident = allow_resident;
-        role.filters_for_store = j == 0;
+        // Streaming: each GPU computes one of the first slabs during the
+        // scan, so that they are all busy while the views arrive.
+        role.early_slab = j;
         // The live preview lives on the GPU that sees every filtered view.
         if (j == 0 && settings.config.preview) role.reserved_bytes = preview_device_bytes(preview_grid(settings.config));
         role.fault = fault;
@@ -174,6 +178,9 @@ class CudaBackend final : public Backend {
       break;
     }
     for (size_t j = 0; j < live_.size(); ++j) active_.push_back(j);
+    // Filtered views (resident) or their windows for the early slabs
+    // (streaming) go from GPU to GPU.
+    enable_peer_access();
     if (resident_) {
       share_filtered_views();
       filterer_.assign(model.views.size(), 0);
@@ -254,7 +261,7 @@ class CudaBackend final : public Backend {
   }
 
   void view_filtered(const ScanModel& model, int view) override {
-    if (!resident_) return live_.front()->view_filtered(model, view);  // the early slab
+    if (!resident_) return live_.front()->share_early_view(model, view, live_);  // the early slabs
     std::lock_guard<std::mutex> lock(active_mutex_);
     on_active([&](DeviceBackend* d) { d->view_filtered(model, view); });
     // Resident: the view is on its way into every plane (its launch may be
@@ -281,7 +288,10 @@ class CudaBackend final : public Backend {
     if (prefetch_) return;
     const int n = static_cast<int>(live_.size());
     prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, n * kSlabBuffers, n);
-    if (live_.front()->early_slab_done()) prefetch_->preset_ready(0, 0);
+    for (int j = 0; j < n; ++j) {
+      const DeviceBackend* d = live_[static_cast<size_t>(j)];
+      if (d->early_slab_done()) prefetch_->preset_ready(d->early_slab(), j * kSlabBuffers);
+    }
     // One pool of decompression threads feeds every GPU's worker.
     decode_pool_ = std::make_unique<ThreadPool>(num_threads_);
     for (int j = 0; j < n; ++j)
@@ -316,7 +326,11 @@ class CudaBackend final : public Backend {
   }
   int slab_alignment() const override { return aligned_slab_planes(); }
   int slab_workers() const override { return resident_ ? 1 : static_cast<int>(live_.size()); }
-  bool first_slab_during_scan() const override { return !resident_ && live_.front()->early_slab_planned(); }
+  int slabs_during_scan() const override {
+    if (resident_) return 0;
+    return static_cast<int>(
+        std::count_if(live_.begin(), live_.end(), [](const DeviceBackend* d) { return d->early_slab_planned(); }));
+  }
   bool caches_slabs() const override { return false; }
   bool keeps_volume() const override { return resident_; }
   uint64_t preferred_slab_bytes(const ScanModel& model) const override {
@@ -370,17 +384,19 @@ class CudaBackend final : public Backend {
   }
   static constexpr int kFilterCycle = 32;
 
-  // Resident: each GPU's work on filtered views waits for
-  // the others' filters (which copy views to it); copies go GPU to GPU
-  // directly where the hardware allows (NVLink, PCIe peer to peer), else
-  // through host memory. Peer access once enabled stays so for the host
-  // application too (it only speeds its own copies up); it is never turned
-  // off.
+  // Resident: each GPU's work on filtered views waits for the others'
+  // filters (which copy views to it).
   void share_filtered_views() {
     copy_targets();
-    for (size_t j = 0; j < live_.size(); ++j) {
-      DeviceBackend* a = live_[j];
-      a->set_peers({others_[j].begin(), others_[j].end()});
+    for (size_t j = 0; j < live_.size(); ++j) live_[j]->set_peers({others_[j].begin(), others_[j].end()});
+  }
+
+  // Copies go GPU to GPU directly where the hardware allows (NVLink, PCIe
+  // peer to peer), else through host memory. Peer access once enabled
+  // stays so for the host application too (it only speeds its own copies
+  // up); it is never turned off.
+  void enable_peer_access() {
+    for (DeviceBackend* a : live_) {
       for (DeviceBackend* b : live_) {
         int can = 0;
         if (a->ordinal() == b->ordinal()) continue;

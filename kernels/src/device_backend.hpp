@@ -5,10 +5,12 @@
 //   holds (chunks dealt round robin, so that reads in y
 //   order take from every device in turn and no device's downloads wait for
 //   another's part to be read);
-// - streaming: the first device filters the views for the store (and
-//   backprojects the first slab during the scan); after fdk_finish every
-//   device runs a worker that takes slabs from one shared SlabPrefetch and
-//   computes them into its own two slab buffers.
+// - streaming: the first device filters the views for the store; during
+//   the scan every device backprojects one of the first slabs (its early
+//   slab) from row windows the first device sends it from each filtered
+//   view; after fdk_finish every device runs a worker that takes slabs from
+//   one shared SlabPrefetch and computes them into its own two slab
+//   buffers.
 // The arithmetic of a voxel does not depend on which device computes it, so
 // the volume is the same bits whatever the number of GPUs.
 #pragma once
@@ -42,7 +44,7 @@ struct DeviceRole {
   int chunk_planes = 0;             // resident: planes per chunk (resident_chunk_planes)
   std::vector<int> chunks;          // resident: the chunks it holds, ascending
   bool allow_resident = true;       // false: stream even when the volume fits
-  bool filters_for_store = false;   // streaming: it filters views for the store
+  int early_slab = -1;              // streaming: the slab it computes during the scan (-1: none)
   uint64_t reserved_bytes = 0;      // device memory held outside its plan (the live preview)
   FaultPlan fault;                  // tests only (test_seams.hpp): the default plan ships
 };
@@ -74,12 +76,34 @@ class DeviceBackend : public Backend {
   // Resident, after finish: a thread issues the remaining launches chunk by
   // chunk; reads wait only for the chunks they copy.
   virtual void launch_all_chunks(const ScanModel& model) = 0;
-  // Streaming, after finish: true when the first slab was completed during
-  // the scan, in buffer 0 of this device.
+  // Streaming, after finish: true when this device's early slab (the
+  // plan's slab early_slab()) was completed during the scan, in its buffer 0.
   virtual bool early_slab_done() const = 0;
-  // The first slab is meant to be computed during the scan (it may still
+  // A slab is meant to be computed here during the scan (it may still
   // fall back to the store: early_slab_done says whether it did).
   virtual bool early_slab_planned() const = 0;
+  virtual int early_slab() const = 0;
+  // Streaming, on the filter thread: the device that filtered `view`
+  // offers it to each device of `to` (itself included), which copies the
+  // rows its early slab needs, with the view's largest |value|, on a
+  // stream of its own; the next views are filtered into another buffer
+  // until those copies are done.
+  virtual void share_early_view(const ScanModel& model, int view, const std::vector<DeviceBackend*>& to) = 0;
+  // The receiving side. takes_early_windows: false once this device's
+  // early slab is off or fell back to the store. receive_early_window:
+  // copies its window of `view` from `from` once `from.filtered` is done,
+  // launches the groups of pairs complete with it, and returns in `done`
+  // the event that the sender waits for before it overwrites the view
+  // (false: it took none).
+  struct EarlySource {
+    const float* pixels;      // the filtered view on the sender, rows pitch floats apart
+    size_t pitch;
+    const unsigned* view_max;  // its largest |value|, as float bits
+    CUevent filtered;          // on the sender's stream: both are written
+    int slot;                  // the sender's buffer (0 or 1)
+  };
+  virtual bool takes_early_windows() const = 0;
+  virtual bool receive_early_window(const ScanModel& model, int view, const EarlySource& from, CUevent& done) = 0;
   // Streaming: starts the worker computing slabs from `prefetch` into this
   // device's buffers (global indices first_buffer + 0..kSlabBuffers-1),
   // decompressing on `decode`, the pool every device's worker shares.

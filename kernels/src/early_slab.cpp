@@ -1,8 +1,11 @@
-// The early slab (one_device.hpp): a streamed volume's first slab
-// backprojected during the scan, from row windows cut out of each view as
-// it is filtered, with the same groups and weights as a slab from the
-// store (so the same bits). Apart because it is the one streaming job that
-// runs on the ingest thread, before fdk_finish.
+// The early slabs (one_device.hpp): during the scan every GPU backprojects
+// one of a streamed volume's first slabs, from row windows cut out of each
+// view as it is filtered, with the same groups and weights as a slab from
+// the store (so the same bits). The GPU that filters for the store sends
+// each GPU its windows (over NVLink or PCIe where the GPUs are peers), so
+// that the GPUs are busy during the scan and share the rest evenly after
+// it. Apart because it is the one streaming job that runs on the ingest
+// thread, before fdk_finish.
 
 #include <algorithm>
 #include <array>
@@ -12,66 +15,129 @@
 
 namespace fdk::cuda {
 
-// Early slab, on the filter thread: the first slab's window of `view` is
-// cut from the filtered view into the second slab buffer; groups of
-// pairs go to the GPU in order as they complete.
-void OneDevice::early_view(const ScanModel& model, int view) {
-  if (!early_ || early_failed_) return;
+// The sender, on the filter thread, right after `view` was filtered into
+// the current scratch_ buffer: its largest |value| is taken on the filter
+// stream, then each GPU copies what it needs on a stream of its own while
+// the next view is filtered into the other buffer (filter), so that no
+// copy waits on the filter thread's path. Even so a second GPU's early
+// slab adds about 0.3 ms to each view of c8 on two H100s (the filter
+// thread's time 1.77-1.92 s against 1.43-1.55 s), as much as when the
+// sender issued the copies on its filter stream: the cause is not known
+// (docs/PERFORMANCE.md).
+// The packing scales by the whole view's maximum, as a slab from the store
+// does (ProjectionStore::max_abs): the same bits.
+void OneDevice::share_early_view(const ScanModel& model, int view, const std::vector<DeviceBackend*>& to) {
+  if (std::none_of(to.begin(), to.end(), [](const DeviceBackend* d) { return d->takes_early_windows(); })) return;
   DeviceGuard guard(device_);
-  const size_t v = static_cast<size_t>(view);
-  if (!same_geometry(model.views[v], nominal_views_[v]) || counted_[v]) {
-    early_failed_ = true;  // finish computes the slab from the store
-    return;
+  const size_t v = static_cast<size_t>(view), at = static_cast<size_t>(scratch_at_);
+  const float* scratch = scratch_[at].get();
+  if (shared_max_.size() == 0) {
+    shared_max_.resize(model.views.size());
+    zero_async(shared_max_.get(), shared_max_.bytes(), filter_stream_.get(), "cuMemsetD8Async (maxima)");
   }
-  if (!early_started_ && !start_early(model)) return;
-  const int q = orbit_of_view_[v];
-  const auto& w = early_windows_[static_cast<size_t>(q)];
-  // The packing scales by the whole view's maximum, as a slab from the
-  // store does (ProjectionStore::max_abs): the same bits.
-  launch_window_max(scratch_.get(), pitch_, columns_, rows_, early_max_.get() + v, filter_stream_.get());
-  copy_2d_async(slab_buffers_[1].get() + window_stride_ * v, pitch_ * sizeof(float),
-                scratch_.get() + static_cast<size_t>(w[0]) * pitch_, pitch_ * sizeof(float), columns_ * sizeof(float),
-                w[1] - w[0] + 1, filter_stream_.get(), "cuMemcpy2DAsync (early window)");
-  early_copied_.record(filter_stream_.get());
-  counted_[v] = 1;
-  ++orbit_arrivals_[static_cast<size_t>(q)];
-  launch_early_groups(model);
+  launch_window_max(scratch, pitch_, columns_, rows_, shared_max_.get() + v, filter_stream_.get());
+  early_filtered_.record(filter_stream_.get());
+  const EarlySource from{scratch, pitch_, shared_max_.get() + v, early_filtered_.get(), static_cast<int>(at)};
+  for (DeviceBackend* d : to) {
+    CUevent done = nullptr;
+    if (d->receive_early_window(model, view, from, done)) scratch_readers_[at].push_back(done);
+  }
 }
 
-// The first early view: sizes the batch sets for the first slab, clears
-// it, and finds each pair's window. False (and early off) when the
-// windows of all views do not fit the second slab buffer.
+// The receiver: copies its window of `view` into the second slab buffer on
+// early_stream_, and launches the groups it completes. A view that comes
+// with another geometry, or twice, turns the early slab off (finish
+// computes it from the store), and so does a GPU that cannot hold it (it
+// computes the slab after the scan, or fails then and hands it on:
+// SlabPrefetch::retire): the scan goes on.
+bool OneDevice::receive_early_window(const ScanModel& model, int view, const EarlySource& from, CUevent& done) {
+  if (!early_ || early_failed_) return false;
+  const size_t v = static_cast<size_t>(view);
+  if (!same_geometry(model.views[v], nominal_views_[v]) || counted_[v]) {
+    early_failed_ = true;
+    return false;
+  }
+  DeviceGuard guard(device_);
+  if (!early_started_) {
+    try {
+      if (!start_early(model)) return false;
+    } catch (const Error&) {
+      early_failed_ = true;
+      return false;
+    }
+  }
+  const auto& w = early_windows_[static_cast<size_t>(orbit_of_view_[v])];
+  const CUstream s = early_stream_.get();
+  Event& received = early_received_[static_cast<size_t>(from.slot)];
+  try {
+    wait_event(s, from.filtered, "cuStreamWaitEvent (filtered view)");
+    float* dst = slab_buffers_[1].get() + window_stride_ * v;
+    const float* src = from.pixels + static_cast<size_t>(w[0]) * from.pitch;
+    const size_t count = static_cast<size_t>(w[1] - w[0] + 1);
+    if (from.pitch == pitch_)  // one block
+      copy_async(dst, src, count * pitch_ * sizeof(float), s, "cuMemcpyAsync (early window)");
+    else
+      copy_2d_async(dst, pitch_ * sizeof(float), src, from.pitch * sizeof(float), columns_ * sizeof(float), count,
+                    s, "cuMemcpy2DAsync (early window)");
+    copy_async(early_max_.get() + v, from.view_max, sizeof(unsigned), s, "cuMemcpyAsync (early window's maximum)");
+    received.record(s);
+  } catch (const Error&) {
+    early_failed_ = true;  // a GPU failing here fails its slabs after the scan, not the push
+    return false;
+  }
+  done = early_arrived_ = received.get();
+  counted_[v] = 1;
+  ++orbit_arrivals_[static_cast<size_t>(orbit_of_view_[v])];
+  try {
+    launch_early_groups(model);
+  } catch (const Error&) {
+    early_failed_ = true;
+  }
+  return true;
+}
+
+// The first early view: sizes the batch sets for the early slab, clears
+// it, and finds each pair's window. False (and early off) when the plan
+// has no such slab or the windows of all views do not fit the second slab
+// buffer.
 bool OneDevice::start_early(const ScanModel& model) {
   early_started_ = true;
-  const auto range = model.slabs.front();
+  const size_t index = static_cast<size_t>(role_.early_slab);
+  if (index >= model.slabs.size()) {
+    early_ = false;
+    return false;
+  }
+  const auto range = model.slabs[index];
   const int planes = range[1] - range[0];
   const int rows = window_rows(planes);
   make_sets(group_size_, rows, true);
   const size_t buffer_floats = model.plane_floats() * static_cast<size_t>(max_planes_);
-  if (range[0] != 0 || window_stride_ * model.views.size() > buffer_floats) {
+  if (window_stride_ * model.views.size() > buffer_floats) {
     early_ = false;
     return false;
   }
   for (auto& b : slab_buffers_) b.resize(buffer_floats);
   zero_async(slab_buffers_[0].get(), model.plane_floats() * planes * sizeof(float), bp_stream_.get(),
              "cuMemsetD8Async (early slab)");
+  // Cleared before any maximum is copied in (on early_stream_).
   early_max_.resize(model.views.size());
-  zero_async(early_max_.get(), early_max_.bytes(), filter_stream_.get(), "cuMemsetD8Async (maxima)");
+  zero_async(early_max_.get(), early_max_.bytes(), bp_stream_.get(), "cuMemsetD8Async (maxima)");
+  synchronize(bp_stream_.get(), "cuStreamSynchronize (early slab)");
   compute_mask(model, true);
   early_windows_.clear();
   for (const auto& orbit : orbits_) early_windows_.push_back(item_window(model, orbit, 2, range[0], planes, rows));
   return true;
 }
 
-// Launches the complete groups of pairs, in order, into the first slab.
+// Launches the complete groups of pairs, in order, into the early slab.
 void OneDevice::launch_early_groups(const ScanModel& model) {
-  const auto range = model.slabs.front();
+  const auto range = model.slabs[static_cast<size_t>(role_.early_slab)];
   const size_t total = orbits_.size(), group = static_cast<size_t>(group_size_);
   while (early_next_ * group < total) {
     const size_t first = early_next_ * group, last = std::min(total, first + group);
     for (size_t q = first; q < last; ++q)
       if (orbit_arrivals_[q] < orbit_size_[q]) return;
-    wait_event(bp_stream_.get(), early_copied_.get(), "cuStreamWaitEvent (early windows)");
+    wait_event(bp_stream_.get(), early_arrived_, "cuStreamWaitEvent (early windows)");
     BatchSet& set = next_set();
     const std::vector<std::array<int, 2>> window(early_windows_.begin() + static_cast<std::ptrdiff_t>(first),
                                                  early_windows_.begin() + static_cast<std::ptrdiff_t>(last));
@@ -94,7 +160,7 @@ void OneDevice::launch_early_groups(const ScanModel& model) {
   }
 }
 
-// fdk_finish: true when the first slab is complete from the scan (every
+// fdk_finish: true when the early slab is complete from the scan (every
 // view arrived once, as announced, none dropped, weights unchanged).
 bool OneDevice::finish_early(const ScanModel& model) {
   if (!early_started_ || !early_ || early_failed_ || dropped_.load()) return false;

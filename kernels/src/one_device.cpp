@@ -168,17 +168,18 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     const double per_plane = static_cast<double>(kSlabBuffers) * static_cast<double>(plane) +
                              2.0 * rows_per_plane_ * set_row_bytes;
     const double per_set_fixed = 2.0 * 8 * set_row_bytes;
-    const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed;
+    // The second filtered view (scratch_) that the early slabs' copies
+    // read while the next one is filtered.
+    const double spare_view = 4.0 * static_cast<double>(pitch_) * rows_;
+    const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed - spare_view;
     max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
-    // The first slab can be backprojected during the scan when every
-    // view belongs to a pair: the same groups, windows and weights as a
-    // streamed slab (so the same bits), with the windows cut from each
-    // view as it is filtered and held in the second slab buffer. float32
-    // only: the store's float16 rounding is not the GPU's. Only for a first
-    // slab at plane 0 (start_early's condition: a libfdk_mpi rank whose
-    // planes start later has none), so that the plan counts it
-    // (Backend::first_slab_during_scan) only where it runs.
-    early_ = role.filters_for_store && model.plane_begin == 0 && pairs_ && format_.split && !orbits_.empty() &&
+    // A slab can be backprojected during the scan when every view belongs
+    // to a pair: the same groups, windows and weights as a streamed slab
+    // (so the same bits), with the windows cut from each view as it is
+    // filtered (here or on the device that filters for the store) and held
+    // in the second slab buffer. float32 only: the store's float16 rounding
+    // is not the GPU's.
+    early_ = role.early_slab >= 0 && pairs_ && format_.split && !orbits_.empty() &&
              std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
     if (early_) {
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),
@@ -207,6 +208,7 @@ OneDevice::~OneDevice() {
   d.cuStreamSynchronize(store_stream_.get());
   d.cuStreamSynchronize(download_stream_.get());
   d.cuStreamSynchronize(upload_stream_.get());
+  d.cuStreamSynchronize(early_stream_.get());
 }
 
 void OneDevice::add_timings(fdk_timings& t) const {

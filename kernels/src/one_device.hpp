@@ -20,7 +20,7 @@
 //   resident_launches.cpp  resident: packing and launching a group into a run
 //   resident_chunks.cpp    resident: the chunks a device holds, their reads
 //   streamed_slabs.cpp     streaming: the worker, row windows from the store
-//   early_slab.cpp         streaming: the first slab computed during the scan
+//   early_slab.cpp         streaming: a slab per GPU computed during the scan
 //   slab_download.cpp      device to host: DMA or the ring of bounce chunks
 //   device_faults.cpp      the test seams (FaultPlan) as a device meets them
 // Internal to kernels/: not a header of the library's interface.
@@ -138,6 +138,7 @@ class OneDevice final : public DeviceBackend {
   double busy_seconds() const override;
   bool early_slab_done() const override { return early_done_; }
   bool early_slab_planned() const override { return early_; }
+  int early_slab() const override { return role_.early_slab; }
   int ordinal() const override { return device_; }
   bool resident() const override { return resident_; }
   int slabs_computed() const override { return slabs_computed_.load(); }
@@ -157,7 +158,7 @@ class OneDevice final : public DeviceBackend {
       after_filters(reader);
       return {filtered_view(view), reader, true};
     }
-    return {scratch_.get(), filter_stream_.get(), false};
+    return {scratch_[scratch_at_].get(), filter_stream_.get(), false};
   }
   float* filtered_view(int view) override { return projections_.get() + static_cast<size_t>(view) * view_stride_; }
   size_t filtered_pitch() const override { return pitch_; }
@@ -273,7 +274,9 @@ class OneDevice final : public DeviceBackend {
                         size_t last, ItemKind kind, int y0, int planes, int rows, float* slab);
 
   // early_slab.cpp
-  void early_view(const ScanModel& model, int view);
+  void share_early_view(const ScanModel& model, int view, const std::vector<DeviceBackend*>& to) override;
+  bool takes_early_windows() const override { return early_ && !early_failed_; }
+  bool receive_early_window(const ScanModel& model, int view, const EarlySource& from, CUevent& done) override;
   bool start_early(const ScanModel& model);
   void launch_early_groups(const ScanModel& model);
   bool finish_early(const ScanModel& model);
@@ -295,6 +298,7 @@ class OneDevice final : public DeviceBackend {
   // Filtering runs ahead of backprojection launches that are long (a batch
   // over the whole resident volume), so a push never waits for one.
   Stream filter_stream_{+1}, bp_stream_{-1}, store_stream_{0}, download_stream_{0}, upload_stream_{0};
+  Stream early_stream_{+1};  // streaming: the early slab's windows, from the GPU that filters
   std::mutex store_copy_mutex_;
   GpuFilter filter_;
   // Resident: more filters on streams of their own (filter_share).
@@ -364,10 +368,18 @@ class OneDevice final : public DeviceBackend {
   std::vector<unsigned char> counted_;  // views accumulated into the resident volume
   std::atomic<bool> dropped_{false};    // a view accumulated was then not stored
 
-  DeviceBuffer<float> volume_, projections_, scratch_;
+  DeviceBuffer<float> volume_, projections_;
+  // Streaming: the view just filtered, in one of two buffers, so that the
+  // GPUs copy their early slabs' windows of a view while the next view is
+  // filtered into the other buffer; scratch_readers_ are those copies'
+  // events, which a buffer's next filtering waits for.
+  std::array<DeviceBuffer<float>, 2> scratch_;
+  std::array<std::vector<CUevent>, 2> scratch_readers_;
+  int scratch_at_ = 0;
   std::array<DeviceBuffer<float>, kSlabBuffers> slab_buffers_;  // streaming
   DeviceBuffer<float> store_max_;     // streaming: each view's largest |value|, from the store
   DeviceBuffer<unsigned> early_max_;  // early slab: the same, as float bits, from the filtered views
+  DeviceBuffer<unsigned> shared_max_;  // the early slabs' sender: each view's, as it computed them
   std::array<Event, kSlabBuffers> slab_ready_;
   DeviceBuffer<unsigned char> mask_;
   std::vector<TextureObject> view_tex_;
@@ -389,16 +401,18 @@ class OneDevice final : public DeviceBackend {
   ThreadPool* decode_pool_ = nullptr;  // streaming: shared by every device's worker (the coordinator's)
   std::atomic<int> slabs_computed_{0};
   std::atomic<bool> failed_{false};
-  bool early_done_ = false;  // the first slab was completed during the scan
-  // Early slab (streaming): the first slab backprojected during the scan.
+  bool early_done_ = false;  // the early slab was completed during the scan
+  // Early slab (streaming): the slab role_.early_slab backprojected during the scan.
   bool early_ = false, early_started_ = false, early_failed_ = false;
   size_t early_next_ = 0;                          // next group of pairs to launch
   int second_run_ = 0;                             // resident: the slot where owned_'s second run starts
   bool mirrored_slots_ = false;                    // resident: slot n-1-i holds the mirror image of slot i's chunk
   int plane_orbits_left_ = 0;                      // resident: plane pairs not yet arrived
   int plane_groups_ = 0;                           // resident: groups of plane pairs formed
-  std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the first slab
-  Event early_copied_;                             // on the filter stream: windows cut so far
+  std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the early slab
+  Event early_filtered_;                           // sender, on its filter stream: the view and its maximum
+  std::array<Event, 2> early_received_;            // receiver, on early_stream_: a window copied, by sender slot
+  CUevent early_arrived_ = nullptr;                // receiver: the last of those recorded
   std::thread worker_;  // last: joined first (in the destructor's body)
   int next_set_ = 0;
   int set_rows_ = 0;

@@ -17,8 +17,18 @@ void OneDevice::filter(const ScanModel& model, int view, const ViewGeometry& geo
   if (resident_) {
     target = projections_.get() + static_cast<size_t>(view) * view_stride_;
   } else {
-    scratch_.resize(pitch_ * rows_);
-    target = scratch_.get();
+    if (!scratch_readers_[static_cast<size_t>(scratch_at_)].empty()) {
+      // The GPUs may still be copying the previous view's windows: this
+      // one goes into the other buffer, once the copies that read it (two
+      // views ago) are done.
+      scratch_at_ ^= 1;
+      auto& readers = scratch_readers_[static_cast<size_t>(scratch_at_)];
+      for (CUevent e : readers) wait_event(filter_stream_.get(), e, "cuStreamWaitEvent (windows copied)");
+      readers.clear();
+    }
+    DeviceBuffer<float>& scratch = scratch_[static_cast<size_t>(scratch_at_)];
+    scratch.resize(pitch_ * rows_);
+    target = scratch.get();
   }
   filter_.run(model, geometry, pixels, pitch_bytes, model.rows_of(view), target, pitch_,
               filtered);

@@ -75,7 +75,7 @@ TEST(SlabPlanner, SlabsSharedOutAfterTheScanSplitEvenlyOverTheGpus) {
   // One GPU: the plan of one GPU (10 slabs of 208).
   EXPECT_EQ(c8_on(1, 1).slabs.size(), 10u);
   for (int workers : {2, 3, 4})
-    for (int during : {0, 1}) {
+    for (int during : {0, 1, workers}) {
       const SlabPlan p = c8_on(workers, during);
       const int slabs = static_cast<int>(p.slabs.size());
       EXPECT_EQ((slabs - during) % workers, 0) << workers << " GPUs, " << during << " during the scan: " << slabs;
@@ -91,6 +91,10 @@ TEST(SlabPlanner, SlabsSharedOutAfterTheScanSplitEvenlyOverTheGpus) {
   // Two GPUs, the first slab during the scan: 11 slabs (1 + 5 + 5), not
   // 10 (1 + 5 + 4).
   EXPECT_EQ(c8_on(2, 1).slabs.size(), 11u);
+  // Two GPUs with a slab each during the scan: 10 (2 + 4 + 4); four: 12
+  // (4 + 2 + 2 + 2 + 2).
+  EXPECT_EQ(c8_on(2, 2).slabs.size(), 10u);
+  EXPECT_EQ(c8_on(4, 4).slabs.size(), 12u);
   // A volume in one slab is not cut for the GPUs (nothing is shared out),
   // nor is a thickness the caller asked for.
   EXPECT_EQ(automatic(64, 64, 16).slabs.size(), 1u);

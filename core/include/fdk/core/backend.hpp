@@ -152,10 +152,11 @@ class Backend {
   // where the backend computes fastest.
   virtual int slab_alignment() const { return 1; }
   // Streamed slabs: how many workers (GPUs) compute them at once, and
-  // whether the first is computed during the scan, so that only the rest
-  // are shared out after fdk_finish (plan_slabs evens those out).
+  // how many of the first slabs are computed during the scan (one per GPU
+  // at most), so that only the rest are shared out after fdk_finish
+  // (plan_slabs evens those out).
   virtual int slab_workers() const { return 1; }
-  virtual bool first_slab_during_scan() const { return false; }
+  virtual int slabs_during_scan() const { return 0; }
   // The live preview's sum over `grid` (fdk_config.preview), where the
   // backend has the filtered views: on a GPU, or on the CPU threads.
   // Called once, at fdk_create, after the backend is made. Null: none.
