@@ -1,0 +1,44 @@
+// The in-plane tilt from the mirror symmetry of a full scan's sum of views
+// (GeometryEstimator's tilt where the conjugate rays leave it loose).
+//
+// Over a full circle of evenly weighted views, a point at angle phi is seen
+// at beta and at 2 phi - beta with mirrored columns (u odd in beta - phi)
+// and the same row and magnification (even in beta - phi). So the sum of
+// the views is mirror-symmetric about the rotation axis's image on the
+// detector, exactly, in cone beam too, whatever the object, also where the
+// object overhangs the detector (a point and its mirror are compared only
+// where both are measured). The axis's image is the line u = offset + v tan
+// tilt: the line of mirror symmetry of the sum gives the tilt. A short scan
+// or an uneven sampling breaks the symmetry; the caller checks for a full
+// circle. Internal to core/: not a header of the library's interface.
+#pragma once
+#include <vector>
+
+namespace fdk::symmetry {
+
+// Rows of the detector summed over the views, in bands (the rows the
+// geometry estimate keeps), binned by `bin` pixels in both directions.
+struct ViewSum {
+  int columns = 0;  // binned columns
+  int bin = 1;      // detector pixels per binned pixel, along u and v
+  struct Band {
+    int first_row = 0;  // detector row where the band's first binned row starts
+    int count = 0;      // binned rows
+  };
+  std::vector<Band> bands;
+  std::vector<double> pixels;  // the bands' binned rows one after the other
+};
+
+struct MirrorAxis {
+  bool found = false;
+  double column = 0;  // detector column of the axis at detector row `row`
+  double tilt = 0;    // radians: the axis runs tan(tilt) columns per row
+  double sigma = 0;   // radians: from the residual and the curvature
+  int samples = 0;    // pixels compared with their mirror images
+};
+
+// The line of mirror symmetry of `sum`, through detector row `row`,
+// searched from column `start` and any tilt within about 2 degrees.
+MirrorAxis mirror_axis(const ViewSum& sum, double row, double start);
+
+}  // namespace fdk::symmetry
