@@ -317,10 +317,12 @@ std::string clipped(std::string s) {
 }
 
 // The tilt from the mirror symmetry of the views' sum (axis_symmetry.hpp),
-// in the rows kept, where the kept views cover the full circle evenly
-// enough (no gap over 3 times the mean): each view weighted by half the
-// gaps to its neighbours, binned to at most 512 columns. Its sigma is the
-// larger of the fit's and half the difference between the fits of the two
+// in the rows kept, where each half of the kept views (every other one by
+// angle) covers the full circle evenly enough (no gap over 3 times its
+// mean): each view weighted by half the gaps to its neighbours in its
+// half, binned to at most 256 columns. Its sigma is the
+// larger of the fit's (axis_symmetry.cpp: residual, curvature, a coarser
+// blur's change) and half the difference between the fits of the two
 // interleaved halves of the views (each a full circle too).
 struct MirrorTilt {
   bool found = false;
@@ -337,11 +339,10 @@ MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::sh
   if (at.size() < 16) return out;
   std::sort(at.begin(), at.end());
   const int nu = d.size[0];
-  const int bin = std::max(1, (nu + 511) / 512);
-  auto sum_of = [&](int part) {  // part: -1 every view, else every other one from `part`
+  const int bin = std::max(1, (nu + 255) / 256);
+  auto sum_of = [&](int part) {  // every other view from `part`
     std::vector<std::pair<double, size_t>> mine;
-    for (size_t i = 0; i < at.size(); ++i)
-      if (part < 0 || static_cast<int>(i % 2) == part) mine.push_back(at[i]);
+    for (size_t i = static_cast<size_t>(part); i < at.size(); i += 2) mine.push_back(at[i]);
     symmetry::ViewSum s;
     s.bin = bin;
     s.columns = nu / bin;
@@ -375,10 +376,15 @@ MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::sh
     return s;
   };
   const double row = (-views[0].projection_offset_y - d.origin[1]) / d.spacing[1];  // the principal point's
-  const symmetry::MirrorAxis all = symmetry::mirror_axis(sum_of(-1), row, axis_column);
+  // Each half's sum is symmetric, and so is their mean: the whole sum.
+  const symmetry::ViewSum half[2] = {sum_of(0), sum_of(1)};
+  symmetry::ViewSum both = half[0];
+  for (size_t i = 0; i < both.pixels.size(); ++i) both.pixels[i] = 0.5 * (half[0].pixels[i] + half[1].pixels[i]);
+  if (half[1].columns == 0) both.columns = 0;
+  const symmetry::MirrorAxis all = symmetry::mirror_axis(both, row, axis_column);
   if (!all.found) return out;
-  const symmetry::MirrorAxis even = symmetry::mirror_axis(sum_of(0), row, all.column);
-  const symmetry::MirrorAxis odd = symmetry::mirror_axis(sum_of(1), row, all.column);
+  const symmetry::MirrorAxis even = symmetry::mirror_axis(half[0], row, all.column);
+  const symmetry::MirrorAxis odd = symmetry::mirror_axis(half[1], row, all.column);
   if (!even.found || !odd.found) return out;
   // Along rows and columns of the detector's own spacings.
   const auto degrees = [&](double t) { return std::atan(std::tan(t) * d.spacing[0] / d.spacing[1]) * 180 / kPi; };
@@ -531,9 +537,9 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // Where the conjugate rays leave the tilt loose (the off-plane lines
   // mistake structure along y for a tilt: the heads), a full scan's views'
   // sum pins it by its mirror symmetry, which is exact. Not where they pin
-  // it: the sum's sigma is the fit's, blind to the bias of sampling a
-  // sharp-edged sum (0.039 deg on the drilled cylinder at -2 px, -0.3 deg,
-  // with a sigma of 0.002; the conjugate rays: 0.001, sigma 0.029).
+  // it: the sum's sigma does not cover the bias of sampling a sharp-edged
+  // sum (the drilled cylinder at -2 px, -0.3 deg: 0.039 deg off, sigma
+  // below 0.01; the conjugate rays: 0.001 deg, sigma 0.029).
   const MirrorTilt mirror = with_tilt && e.tilt_sigma_deg > kTiltSigmaScale
                                 ? mirror_tilt(plan, kept, views, detector_,
                                               (-views[0].projection_offset_x - s.c.offset - detector_.origin[0]) /
