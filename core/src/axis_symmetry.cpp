@@ -102,7 +102,9 @@ class Fit {
   }
 
   // The pixels whose mirror images about `l` lie inside their band with
-  // `margin` binned pixels to spare (so that small steps keep them inside).
+  // `margin` binned pixels to spare, so that the residuals of lines within
+  // a small step of `l` read only the band's own pixels (at() does not
+  // check).
   std::vector<Sample> samples(const Line& l, double margin) const {
     std::vector<Sample> out;
     for (int b = 0; b < static_cast<int>(s_.bands.size()); ++b)
@@ -123,13 +125,15 @@ class Fit {
     return p.value - at(p.band, mx, my);
   }
 
-  double cost(const Line& l, const std::vector<Sample>& set) const {
+  // The mean squared residual over `l`'s own samples.
+  double cost(const Line& l) const {
+    const std::vector<Sample> set = samples(l, 1.0);
     double c = 0;
     for (const Sample& p : set) {
       const double r = residual(l, p);
       c += r * r;
     }
-    return set.empty() ? std::numeric_limits<double>::max() : c / static_cast<double>(set.size());
+    return set.size() < 64 ? std::numeric_limits<double>::max() : c / static_cast<double>(set.size());
   }
 
  private:
@@ -152,11 +156,10 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
   Line l{start, tilt0};
   if (grid) {
     // A step of 0.25 degree moves the far columns by less than the blur.
-    const std::vector<Sample> set = fit.samples(Line{start, 0.0}, 2.0);
     double best = std::numeric_limits<double>::max();
     for (int k = -8; k <= 8; ++k) {
       const Line t{start, k * 0.25 * kPi / 180};
-      const double c = fit.cost(t, set);
+      const double c = fit.cost(t);
       if (c < best) best = c, l = t;
     }
   }
