@@ -143,10 +143,6 @@ class Fit {
   double row_;
 };
 
-}  // namespace
-
-namespace {
-
 // The line of least mirror asymmetry of `sum` blurred by `blur` binned
 // pixels along u, from column `start` and the best of a grid of tilts
 // within 2 degrees (`grid`) or tilt `tilt0`.
@@ -201,7 +197,6 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
   out.column = l.column;
   out.tilt = l.tilt;
   out.sigma = std::sqrt(s2 * normal[0] / det);
-  out.samples = static_cast<int>(n);
   return out;
 }
 

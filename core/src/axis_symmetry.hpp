@@ -33,8 +33,7 @@ struct MirrorAxis {
   bool found = false;
   double column = 0;  // detector column of the axis at detector row `row`
   double tilt = 0;    // radians: the axis runs tan(tilt) columns per row
-  double sigma = 0;   // radians: from the residual and the curvature
-  int samples = 0;    // pixels compared with their mirror images
+  double sigma = 0;   // radians: the residual and curvature's, or a coarser blur's change
 };
 
 // The line of mirror symmetry of `sum`, through detector row `row`,

@@ -316,14 +316,59 @@ std::string clipped(std::string s) {
   return s;
 }
 
+// Every other kept view by angle from `part` (views sorted by angle in
+// `by_angle`), each weighted by half the gaps to its neighbours among
+// them; none when a gap exceeds three times their mean (not a full circle).
+std::vector<std::pair<size_t, double>> weighted_half(const std::vector<std::pair<double, size_t>>& by_angle,
+                                                     size_t part) {
+  std::vector<std::pair<double, size_t>> mine;
+  for (size_t i = part; i < by_angle.size(); i += 2) mine.push_back(by_angle[i]);
+  const size_t m = mine.size();
+  std::vector<std::pair<size_t, double>> out;
+  for (size_t i = 0; i < m; ++i) {
+    const double next = i + 1 < m ? mine[i + 1].first : mine[0].first + 360;
+    const double prev = i > 0 ? mine[i - 1].first : mine[m - 1].first - 360;
+    if (next - mine[i].first > 3 * 360.0 / static_cast<double>(m)) return {};
+    out.push_back({mine[i].second, 0.5 * (next - prev)});
+  }
+  return out;
+}
+
+// The kept rows of `weighted` views, summed with their weights into bins
+// of `bin` x `bin` pixels.
+symmetry::ViewSum view_sum(const conjugate::RowPlan& plan,
+                           const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
+                           const std::vector<std::pair<size_t, double>>& weighted, int columns, int bin) {
+  symmetry::ViewSum s;
+  s.bin = bin;
+  s.columns = columns / bin;
+  size_t rows = 0;
+  for (const conjugate::Band& b : plan.bands) {
+    s.bands.push_back({b.first_row, b.count / bin});
+    rows += static_cast<size_t>(b.count / bin);
+  }
+  s.pixels.assign(rows * static_cast<size_t>(s.columns), 0.0);
+  for (const auto& [view, w] : weighted) {
+    const conjugate::KeptView& kv = *kept[view];
+    double* to = s.pixels.data();
+    for (size_t bi = 0; bi < plan.bands.size(); ++bi)
+      for (int y = 0; y < s.bands[bi].count; ++y, to += s.columns)
+        for (int r = 0; r < bin; ++r) {
+          const uint16_t* q =
+              kv.q + static_cast<size_t>(plan.bands[bi].offset + y * bin + r) * static_cast<size_t>(columns);
+          for (int x = 0; x < s.columns; ++x)
+            for (int c = 0; c < bin; ++c) to[x] += w * (kv.base + kv.step * q[x * bin + c]);
+        }
+  }
+  return s;
+}
+
 // The tilt from the mirror symmetry of the views' sum (axis_symmetry.hpp),
 // in the rows kept, where each half of the kept views (every other one by
-// angle) covers the full circle evenly enough (no gap over 3 times its
-// mean): each view weighted by half the gaps to its neighbours in its
-// half, binned to at most 256 columns. Its sigma is the
-// larger of the fit's (axis_symmetry.cpp: residual, curvature, a coarser
-// blur's change) and half the difference between the fits of the two
-// interleaved halves of the views (each a full circle too).
+// angle) covers the full circle (weighted_half), binned to at most 256
+// columns. Its sigma is the larger of the fit's (axis_symmetry.cpp:
+// residual, curvature, a coarser blur's change) and half the difference
+// between the fits of the two halves (each a full circle too).
 struct MirrorTilt {
   bool found = false;
   double tilt_deg = 0, sigma_deg = 0;
@@ -333,54 +378,20 @@ struct MirrorTilt {
 MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
                        const std::vector<fdk_view>& views, const fdk_detector& d, double axis_column) {
   MirrorTilt out;
-  std::vector<std::pair<double, size_t>> at;  // angle, view
+  std::vector<std::pair<double, size_t>> by_angle;
   for (size_t k = 0; k < kept.size(); ++k)
-    if (kept[k]) at.push_back({std::fmod(std::fmod(views[k].gantry_angle_deg, 360.0) + 360.0, 360.0), k});
-  if (at.size() < 16) return out;
-  std::sort(at.begin(), at.end());
-  const int nu = d.size[0];
-  const int bin = std::max(1, (nu + 255) / 256);
-  auto sum_of = [&](int part) {  // every other view from `part`
-    std::vector<std::pair<double, size_t>> mine;
-    for (size_t i = static_cast<size_t>(part); i < at.size(); i += 2) mine.push_back(at[i]);
-    symmetry::ViewSum s;
-    s.bin = bin;
-    s.columns = nu / bin;
-    for (const conjugate::Band& b : plan.bands) s.bands.push_back({b.first_row, b.count / bin});
-    size_t rows = 0;
-    for (const auto& b : s.bands) rows += static_cast<size_t>(b.count);
-    s.pixels.assign(rows * static_cast<size_t>(s.columns), 0.0);
-    const size_t m = mine.size();
-    double largest_gap = 0;
-    for (size_t i = 0; i < m; ++i) {
-      const double next = i + 1 < m ? mine[i + 1].first : mine[0].first + 360;
-      const double prev = i > 0 ? mine[i - 1].first : mine[m - 1].first - 360;
-      largest_gap = std::max(largest_gap, next - mine[i].first);
-      const double w = 0.5 * (next - prev);
-      const conjugate::KeptView& kv = *kept[mine[i].second];
-      size_t to = 0;
-      for (size_t bi = 0; bi < plan.bands.size(); ++bi) {
-        const conjugate::Band& band = plan.bands[bi];
-        for (int y = 0; y < s.bands[bi].count; ++y, to += static_cast<size_t>(s.columns))
-          for (int r = 0; r < bin; ++r) {
-            const uint16_t* q = kv.q + static_cast<size_t>(band.offset + y * bin + r) * static_cast<size_t>(nu);
-            for (int x = 0; x < s.columns; ++x) {
-              double a = 0;
-              for (int c = 0; c < bin; ++c) a += kv.base + kv.step * q[x * bin + c];
-              s.pixels[to + static_cast<size_t>(x)] += w * a;
-            }
-          }
-      }
-    }
-    if (largest_gap > 3 * 360.0 / static_cast<double>(m)) s.columns = 0;  // not a full circle: no fit
-    return s;
-  };
+    if (kept[k]) by_angle.push_back({std::fmod(std::fmod(views[k].gantry_angle_deg, 360.0) + 360.0, 360.0), k});
+  if (by_angle.size() < 16) return out;
+  std::sort(by_angle.begin(), by_angle.end());
+  const auto even_views = weighted_half(by_angle, 0), odd_views = weighted_half(by_angle, 1);
+  if (even_views.empty() || odd_views.empty()) return out;
+  const int bin = std::max(1, (d.size[0] + 255) / 256);
+  const symmetry::ViewSum half[2] = {view_sum(plan, kept, even_views, d.size[0], bin),
+                                     view_sum(plan, kept, odd_views, d.size[0], bin)};
   const double row = (-views[0].projection_offset_y - d.origin[1]) / d.spacing[1];  // the principal point's
   // Each half's sum is symmetric, and so is their mean: the whole sum.
-  const symmetry::ViewSum half[2] = {sum_of(0), sum_of(1)};
   symmetry::ViewSum both = half[0];
   for (size_t i = 0; i < both.pixels.size(); ++i) both.pixels[i] = 0.5 * (half[0].pixels[i] + half[1].pixels[i]);
-  if (half[1].columns == 0) both.columns = 0;
   const symmetry::MirrorAxis all = symmetry::mirror_axis(both, row, axis_column);
   if (!all.found) return out;
   const symmetry::MirrorAxis even = symmetry::mirror_axis(half[0], row, all.column);
@@ -391,7 +402,7 @@ MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::sh
   out.found = true;
   out.tilt_deg = degrees(all.tilt);
   out.sigma_deg = std::max(std::fabs(degrees(all.sigma)), 0.5 * std::fabs(degrees(even.tilt) - degrees(odd.tilt)));
-  out.views = static_cast<int>(at.size());
+  out.views = static_cast<int>(by_angle.size());
   return out;
 }
 

@@ -21,7 +21,7 @@ namespace fdk::cuda {
 // the next view is filtered into the other buffer (filter), so that no
 // copy waits on the filter thread's path. Even so a second GPU's early
 // slab adds about 0.3 ms to each view of c8 on two H100s (the filter
-// thread's time 1.77-1.92 s against 1.43-1.55 s), as much as when the
+// thread's time 1.73-1.97 s against 1.39-1.58 s), as much as when the
 // sender issued the copies on its filter stream: the cause is not known
 // (docs/PERFORMANCE.md).
 // The packing scales by the whole view's maximum, as a slab from the store
