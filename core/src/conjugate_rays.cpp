@@ -112,19 +112,57 @@ int column_taps(double& col, int columns, int taps[4]) {
   return c0;
 }
 
-// Cubic along u (the offset's direction: sub-pixel shifts need it), the
-// row taps along v.
-Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band) {
-  int taps[4];
-  const int c0 = column_taps(col, columns, taps);
-  double w[4], dw[4];
-  cubic_weights(col - c0, w, dw);
+// Gaussian reading along u (Reading::smooth): sigma one column, 8 taps
+// from c0 - 3, normalised. The noise a sample carries is then the same
+// wherever it falls between columns (its gain, the sum of w^2, varies
+// 0.04 % with the fraction; Keys' cubic's 44 %: 1 on a column, 0.64
+// half-way).
+constexpr int kSmoothTaps = 8;
+constexpr double kSmoothSigma = 1.0;
+
+int smooth_taps(double& col, int columns, int taps[kSmoothTaps]) {
+  col = std::min(std::max(col, 0.0), columns - 1.0);
+  const int c0 = std::min(static_cast<int>(col), columns - 2);
+  for (int k = 0; k < kSmoothTaps; ++k)
+    taps[k] = std::min(std::max(c0 - (kSmoothTaps / 2 - 1) + k, 0), columns - 1);
+  return c0;
+}
+
+void smooth_weights(double t, double w[kSmoothTaps], double dw[kSmoothTaps]) {
+  double g[kSmoothTaps], dg[kSmoothTaps], sum = 0, dsum = 0;
+  for (int k = 0; k < kSmoothTaps; ++k) {
+    const double d = (k - (kSmoothTaps / 2 - 1)) - t;
+    g[k] = std::exp(-0.5 * d * d / (kSmoothSigma * kSmoothSigma));
+    dg[k] = g[k] * d / (kSmoothSigma * kSmoothSigma);  // dg/dt
+    sum += g[k];
+    dsum += dg[k];
+  }
+  for (int k = 0; k < kSmoothTaps; ++k) {
+    w[k] = g[k] / sum;
+    dw[k] = (dg[k] * sum - g[k] * dsum) / (sum * sum);
+  }
+}
+
+// Cubic (or Gaussian: Reading) along u, the offset's direction, where
+// sub-pixel shifts need it; the row taps along v.
+Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band, Reading reading) {
+  int taps[kSmoothTaps];
+  double w[kSmoothTaps], dw[kSmoothTaps];
+  int n = 4;
+  if (reading == Reading::smooth) {
+    n = kSmoothTaps;
+    const int c0 = smooth_taps(col, columns, taps);
+    smooth_weights(col - c0, w, dw);
+  } else {
+    const int c0 = column_taps(col, columns, taps);
+    cubic_weights(col - c0, w, dw);
+  }
   const RowTaps rt = row_taps(band, row_in_band);
   double value = 0, dcol = 0, drow = 0;
   for (int m = 0; m < rt.n; ++m) {
     const uint16_t* q = kv.q + static_cast<size_t>(band.offset + rt.rows[m]) * columns;
     double v = 0, d = 0;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < n; ++k) {
       v += w[k] * q[taps[k]];
       d += dw[k] * q[taps[k]];
     }
@@ -341,7 +379,7 @@ Fit evaluate_range(const Problem& p, const std::vector<Pair>& pairs, size_t begi
   auto probe = [&](int k, const Band& band, double x, double y, double* dr_dd, double* dr_dt) {
     const double ck = cs[k], sk = sn[k];
     const DetectorPoint at = detector_point(poses[k], ck, sk, x, y, c.offset, d, band);
-    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band);
+    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band, p.reading);
     *dr_dd = -s.dcol / su;
     *dr_dt = s.dcol / su * (-sk * x + ck * y) + s.drow / sv * (-ck * x - sk * y);
     return s.value;

@@ -157,9 +157,10 @@ Solution refine(const Problem& p, const std::vector<Pair>& pairs, size_t begin, 
 // The Cauchy weights' scale: twice the median |r| of a least-squares fit
 // (a typical sample's mismatch: noise, interpolation), so that the aliased
 // edges' far larger mismatches count little.
-double residual_scale(const Problem& p, const std::vector<Pair>& pairs, const Candidate& c) {
+double residual_scale(const Problem& p, const std::vector<Pair>& pairs, const Candidate& c,
+                      const std::vector<int>& lines) {
   std::vector<float> r;
-  conjugate::evaluate(p, pairs, 0, pairs.size(), all_lines(*p.plan), c, false, 0.0, &r);
+  conjugate::evaluate(p, pairs, 0, pairs.size(), lines, c, false, 0.0, &r);
   if (r.empty()) return 0.0;
   std::nth_element(r.begin(), r.begin() + r.size() / 2, r.end());
   return std::max(2.0 * r[r.size() / 2], 1e-6);
@@ -194,6 +195,31 @@ std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pa
     out[k] = std::sqrt(var / kBlocks);
   }
   return out;
+}
+
+// The offset at tilt c.tilt, on the lines of the orbit plane's band alone
+// (where conjugate rays are exact; the lines off the plane pair rays that
+// only cross), read along u with the Gaussian (conjugate::Reading::smooth),
+// and its sigma (mm: curvature and block spread). Read with cubic weights,
+// noisy rows biased a half-fan scan's offset: the heads' by -0.17 to -0.28
+// pixel at 1e4 photons, over seven noise seeds and either set of lines;
+// read so, 0.02 at most (docs/ACCURACY.md). The tilt comes from the other
+// fits: the sharp cubic reading serves them better.
+struct OffsetFit {
+  Candidate c;
+  double sigma = 0;
+};
+OffsetFit orbit_offset(const Problem& problem, const std::vector<Pair>& pairs, const Candidate& c) {
+  Problem p = problem;
+  p.reading = conjugate::Reading::smooth;
+  std::vector<int> band;
+  for (size_t k = 0; k < p.plan->lines.size(); ++k)
+    if (p.plan->lines[k].band == 0) band.push_back(static_cast<int>(k));
+  const double scale = residual_scale(p, thinned(pairs, kStartPairs), c, band);
+  const Solution o = refine(p, pairs, 0, pairs.size(), c, false, 12, scale, band);
+  const double curv = curvature_sigmas(o.fit, false)[0];
+  const double spread = block_sigmas(p, pairs, o.c, false, scale, band)[0];
+  return OffsetFit{o.c, std::max(curv, spread)};
 }
 
 struct TiltCheck {
@@ -531,7 +557,7 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // The unweighted start and the weights' scale need the cost's shape only.
   const std::vector<Pair> few = thinned(pairs, kStartPairs);
   const Solution plain = refine(problem, few, 0, few.size(), Candidate{start, 0.0}, with_tilt, 12, 0.0, lines);
-  const double scale = residual_scale(problem, few, plain.c);
+  const double scale = residual_scale(problem, few, plain.c, lines);
   const Solution s = refine(problem, pairs, 0, pairs.size(), plain.c, with_tilt, 12, scale, lines);
   const std::array<double, 2> curv = curvature_sigmas(s.fit, with_tilt);
   const std::array<double, 2> spread = block_sigmas(problem, pairs, s.c, with_tilt, scale, lines);
@@ -572,6 +598,13 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // tilt_sigma_deg still says how loose it was.
   const bool tilt_pinned = with_tilt && e.tilt_sigma_deg <= kTiltSigmaScale;
   if (!tilt_pinned) e.tilt_deg = 0.0;
+  // The offset reported: fitted again at the tilt reported (orbit_offset).
+  if (with_tilt) {
+    const OffsetFit o = orbit_offset(problem, pairs, Candidate{s.c.offset, e.tilt_deg * kPi / 180});
+    e.offset_u_mm = o.c.offset;
+    e.offset_u_pixels = o.c.offset / su;
+    e.offset_sigma_pixels = o.sigma / su;
+  }
   e.flags = FDK_ESTIMATE_OFFSET | (tilt_pinned ? FDK_ESTIMATE_TILT : 0);
 
   const int principal = static_cast<int>(
