@@ -20,7 +20,7 @@ struct Band {
   int first_row = 0;  // detector row of the band's first kept row
   int count = 0;      // rows in the band
   int offset = 0;     // index of its first row among all kept rows
-  bool cubic = false; // read with cubic weights along v (the orbit plane's band)
+  bool cubic = false; // the orbit plane's band: cubic along v where too narrow for the Gaussian
 };
 
 // A line of constant height in the ideal (untilted, centred) detector frame,
@@ -31,10 +31,15 @@ struct Line {
   double height = 0;  // mm, detector coordinates, from the principal point
 };
 
+// Rows each band keeps beyond what its lines and cubic taps reach, for the
+// Gaussian's taps along v (conjugate_rays.cpp: kRowTaps).
+constexpr int kRowMargin = 3;
+
 struct RowPlan {
   std::vector<Band> bands;
   std::vector<Line> lines;
   int rows = 0;             // rows kept per view, all bands together
+  int margin = 0;           // rows at each edge of a band kept for the Gaussian's taps only
   double tilt_reach = 0;    // radians: tilts the central band follows across the detector
   bool reduced = false;     // the memory limit cut the bands below their goal
 };

@@ -14,8 +14,9 @@
 // one detector height cross near the axis and drift apart by the cone
 // angle), a bias the accuracy tests measure in cone beam. (offset, tilt) is
 // found by a grid over the offset, then Gauss-Newton on both. Tilt check:
-// the tilt is fitted again on the orbit plane's line alone (exact; cubic
-// along v, since under a tilt it runs between rows). Where that fit's own
+// the tilt is fitted again on the orbit plane's line alone (exact; read
+// along v with a Gaussian, since under a tilt it runs between rows, and a
+// reading exact on the rows favours tilt 0: conjugate_rays.cpp). Where that fit's own
 // sigma (curvature and block spread) pins the tilt, it is reported on its
 // own; elsewhere the all-lines tilt is, its sigma widened by the two fits'
 // disagreement (the off-plane lines mistake structure along y for a tilt).
@@ -200,11 +201,11 @@ std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pa
 // The offset at tilt c.tilt, on the lines of the orbit plane's band alone
 // (where conjugate rays are exact; the lines off the plane pair rays that
 // only cross), read along u with the Gaussian (conjugate::Reading::smooth),
-// and its sigma (mm: curvature and block spread). Read with cubic weights,
-// noisy rows biased a half-fan scan's offset: the heads' by -0.17 to -0.28
-// pixel at 1e4 photons, over seven noise seeds and either set of lines;
-// read so, 0.02 at most (docs/ACCURACY.md). The tilt comes from the other
-// fits: the sharp cubic reading serves them better.
+// and its sigma (mm: curvature and block spread). Read with cubic weights
+// along u, noisy rows biased a half-fan scan's offset: the heads' by -0.17
+// to -0.28 pixel at 1e4 photons, over seven noise seeds and either set of
+// lines; read so, 0.02 at most (docs/ACCURACY.md). The tilt comes from the
+// other fits: the sharp cubic reading along u serves them better.
 struct OffsetFit {
   Candidate c;
   double sigma = 0;
@@ -228,9 +229,9 @@ struct TiltCheck {
   bool orbit = false;   // the orbit line's own tilt, pinned down on its own
 };
 
-// The orbit plane's line alone is exact (the fan-beam relation; read with
-// cubic weights along v, so the line between rows is not biased where the
-// profile curves vertically), but tells the tilt only where the object
+// The orbit plane's line alone is exact (the fan-beam relation; read along
+// v with the Gaussian, which errs alike wherever the line falls between
+// rows), but tells the tilt only where the object
 // changes along y at the orbit plane; the lines off the plane add the shear
 // a tilt makes, but there conjugate rays only cross (at the chord's middle),
 // and an object that changes along y mismatches them in the very pattern of
@@ -361,7 +362,8 @@ std::vector<std::pair<size_t, double>> weighted_half(const std::vector<std::pair
 }
 
 // The kept rows of `weighted` views, summed with their weights into bins
-// of `bin` x `bin` pixels.
+// of `bin` x `bin` pixels; each band's margin (rows kept for the Gaussian's
+// taps only) left out, so the mirror fit sees the rows it was measured on.
 symmetry::ViewSum view_sum(const conjugate::RowPlan& plan,
                            const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
                            const std::vector<std::pair<size_t, double>>& weighted, int columns, int bin) {
@@ -369,9 +371,10 @@ symmetry::ViewSum view_sum(const conjugate::RowPlan& plan,
   s.bin = bin;
   s.columns = columns / bin;
   size_t rows = 0;
+  const int m = plan.margin;
   for (const conjugate::Band& b : plan.bands) {
-    s.bands.push_back({b.first_row, b.count / bin});
-    rows += static_cast<size_t>(b.count / bin);
+    s.bands.push_back({b.first_row + m, (b.count - 2 * m) / bin});
+    rows += static_cast<size_t>((b.count - 2 * m) / bin);
   }
   s.pixels.assign(rows * static_cast<size_t>(s.columns), 0.0);
   for (const auto& [view, w] : weighted) {
@@ -381,7 +384,7 @@ symmetry::ViewSum view_sum(const conjugate::RowPlan& plan,
       for (int y = 0; y < s.bands[bi].count; ++y, to += s.columns)
         for (int r = 0; r < bin; ++r) {
           const uint16_t* q =
-              kv.q + static_cast<size_t>(plan.bands[bi].offset + y * bin + r) * static_cast<size_t>(columns);
+              kv.q + static_cast<size_t>(plan.bands[bi].offset + m + y * bin + r) * static_cast<size_t>(columns);
           for (int x = 0; x < s.columns; ++x)
             for (int c = 0; c < bin; ++c) to[x] += w * (kv.base + kv.step * q[x * bin + c]);
         }
