@@ -5,10 +5,39 @@
 #include <cmath>
 #include <limits>
 
+#include "fdk/core/thread_pool.hpp"
+
 namespace fdk::symmetry {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+
+// The samples are cut into this many chunks whatever the machine, and the
+// chunks' sums added in order: the same tilt on every machine.
+constexpr int kChunks = 16;
+
+// fn(k) for k < kChunks, on the pool when there is one.
+template <class Fn>
+void for_chunks(ThreadPool* pool, const Fn& fn) {
+  if (!pool) {
+    for (int k = 0; k < kChunks; ++k) fn(k);
+  } else {
+    pool->parallel_for(kChunks, [&](int k, int) { fn(k); });
+  }
+}
+
+// Reading along v (Fit::at): a Gaussian of kRowSigma rows over kRowTaps
+// rows from the one below minus 2, normalised.
+constexpr int kRowTaps = 6;
+constexpr double kRowSigma = 0.8;
+void row_weights(double t, double w[kRowTaps]) {
+  double sum = 0;
+  for (int j = 0; j < kRowTaps; ++j) {
+    const double d = (j - (kRowTaps / 2 - 1)) - t;
+    sum += w[j] = std::exp(-0.5 * d * d / (kRowSigma * kRowSigma));
+  }
+  for (int j = 0; j < kRowTaps; ++j) w[j] /= sum;
+}
 
 // Keys' cubic convolution weight (a = -1/2).
 double keys(double t) {
@@ -18,27 +47,48 @@ double keys(double t) {
   return 0;
 }
 
-// The sum blurred along u by a Gaussian of `sigma` binned pixels: read
-// between pixels (cubic weights) unblurred, the sum of the heads' sharp
-// projections biased the fitted tilt by up to 0.044 deg (a prototype on
-// the whole 160 x 128 detector of the estimator's tests), blurred 0.005
-// deg. Not along v: in the kept bands of 11 rows, blurred along v too (to
-// the band's ends) it was 0.12 deg, along u only 0.016 deg.
-std::vector<double> blurred_along_u(const ViewSum& s, double sigma) {
+// The sum blurred by a Gaussian of `sigma` binned columns along the normal
+// of a line of tilt `tilt`: read between pixels (cubic weights) unblurred,
+// the sum of the heads' sharp projections biased the fitted tilt by up to
+// 0.044 deg (a prototype on the whole 160 x 128 detector of the
+// estimator's tests), blurred 0.005 deg. Along the normal, because a
+// reflection about the line maps the normal onto itself, so the blurred
+// sum stays symmetric; blurred along u instead, the reflection turns the
+// blur by twice the tilt, and a small object's sharp corners pulled the
+// tilt towards 0 (the heads scaled to 0.4, 56 columns across on 160:
+// 0.08 deg fitted for 0.3). Not blurred along v itself: in the kept bands
+// of 11 rows, blurred along v to the band's ends it was 0.12 deg off. The
+// normal leaves a row by tan(tilt) / aspect rows a column (at most 0.2 row
+// over the kernel's reach), read linearly between rows.
+std::vector<double> blurred_along_normal(const ViewSum& s, double sigma, double tilt) {
   constexpr int kR = 6;
   std::array<double, 2 * kR + 1> k{};
   double total = 0;
   for (int i = -kR; i <= kR; ++i) total += k[static_cast<size_t>(i + kR)] = std::exp(-0.5 * i * i / (sigma * sigma));
+  // Binned rows per binned column along the normal.
+  const double slope = -std::tan(tilt) * s.bin / (s.row_bin * s.aspect);
   std::vector<double> out(s.pixels.size());
   const int nu = s.columns;
-  for (size_t row = 0; row * static_cast<size_t>(nu) < s.pixels.size(); ++row) {
-    const double* in = s.pixels.data() + row * static_cast<size_t>(nu);
-    double* o = out.data() + row * static_cast<size_t>(nu);
-    for (int x = 0; x < nu; ++x) {
-      double a = 0;
-      for (int i = -kR; i <= kR; ++i) a += k[static_cast<size_t>(i + kR)] * in[std::clamp(x + i, 0, nu - 1)];
-      o[x] = a / total;
+  size_t first = 0;  // the band's first row, in rows of the sum
+  for (const ViewSum::Band& b : s.bands) {
+    for (int y = 0; y < b.count; ++y) {
+      double* o = out.data() + (first + static_cast<size_t>(y)) * static_cast<size_t>(nu);
+      for (int x = 0; x < nu; ++x) {
+        double a = 0;
+        for (int i = -kR; i <= kR; ++i) {
+          const double fy = std::clamp(y + slope * i, 0.0, b.count - 1.0);
+          const int y0 = std::min(static_cast<int>(fy), std::max(0, b.count - 2));
+          const int y1 = std::min(y0 + 1, b.count - 1);
+          const double f = fy - y0;
+          const int c = std::clamp(x + i, 0, nu - 1);
+          const double* r0 = s.pixels.data() + (first + static_cast<size_t>(y0)) * static_cast<size_t>(nu);
+          const double* r1 = s.pixels.data() + (first + static_cast<size_t>(y1)) * static_cast<size_t>(nu);
+          a += k[static_cast<size_t>(i + kR)] * ((1 - f) * r0[c] + f * r1[c]);
+        }
+        o[x] = a / total;
+      }
     }
+    first += static_cast<size_t>(b.count);
   }
   return out;
 }
@@ -56,7 +106,8 @@ struct Sample {
 
 class Fit {
  public:
-  Fit(const ViewSum& s, double row, double blur) : s_(s), g_(blurred_along_u(s, blur)), row_(row) {
+  Fit(const ViewSum& s, double row, double blur, double blur_tilt)
+      : s_(s), g_(blurred_along_normal(s, blur, blur_tilt)), row_(row) {
     size_t at = 0;
     for (const ViewSum::Band& b : s.bands) {
       offset_.push_back(at);
@@ -66,37 +117,51 @@ class Fit {
 
   // Detector coordinates of binned pixel (x, y) of band b, and back.
   double det_x(double x) const { return s_.bin * x + 0.5 * (s_.bin - 1); }
-  double det_y(int b, double y) const { return s_.bands[static_cast<size_t>(b)].first_row + s_.bin * y + 0.5 * (s_.bin - 1); }
+  double det_y(int b, double y) const {
+    return s_.bands[static_cast<size_t>(b)].first_row + s_.row_bin * y + 0.5 * (s_.row_bin - 1);
+  }
   double bin_x(double X) const { return (X - 0.5 * (s_.bin - 1)) / s_.bin; }
   double bin_y(int b, double Y) const {
-    return (Y - s_.bands[static_cast<size_t>(b)].first_row - 0.5 * (s_.bin - 1)) / s_.bin;
+    return (Y - s_.bands[static_cast<size_t>(b)].first_row - 0.5 * (s_.row_bin - 1)) / s_.row_bin;
   }
 
   // The mirror image of binned pixel (x, y) of band b about `l`, in binned
-  // units of the same band.
+  // units of the same band: reflected on the detector, in mm (rows scaled
+  // by the aspect), so that pixels that are not square mirror as the
+  // detector does.
   void mirror(const Line& l, int b, double x, double y, double& mx, double& my) const {
     const double dx = std::sin(l.tilt), dy = std::cos(l.tilt);
-    const double px = det_x(x) - l.column, py = det_y(b, y) - row_;
+    const double px = det_x(x) - l.column, py = (det_y(b, y) - row_) * s_.aspect;
     const double t = px * dx + py * dy;
     mx = bin_x(2 * t * dx - px + l.column);
-    my = bin_y(b, 2 * t * dy - py + row_);
+    my = bin_y(b, (2 * t * dy - py) / s_.aspect + row_);
   }
 
+  // Rows a sample may lie on: its reach along v (kRowTaps) inside the
+  // band, and the band's margin left out.
   bool inside(int b, double x, double y, double margin) const {
-    return x >= 1 + margin && x <= s_.columns - 2 - margin && y >= 1 + margin &&
-           y <= s_.bands[static_cast<size_t>(b)].count - 2 - margin;
+    const int count = s_.bands[static_cast<size_t>(b)].count;
+    const double edge = std::max<double>(kRowTaps / 2, s_.margin);
+    return x >= 1 + margin && x <= s_.columns - 2 - margin && y >= edge + margin && y <= count - 1 - edge - margin;
   }
 
+  // The blurred sum at (x, y) of band b: cubic along u; along v a Gaussian
+  // of kRowSigma rows, for the sample and its mirror image alike. Cubic
+  // reading along v is exact on the rows and errs between them, so at tilt
+  // 0, where every mirror image lies on its sample's row, the cost had a
+  // cusp: the heads scaled to 0.4 fitted a quarter of their tilt (0.08 deg
+  // for 0.3). The Gaussian errs alike wherever a point falls.
   double at(int b, double x, double y) const {
     const int x0 = static_cast<int>(std::floor(x)), y0 = static_cast<int>(std::floor(y));
     const double* base = g_.data() + offset_[static_cast<size_t>(b)];
+    double wy[kRowTaps];
+    row_weights(y - y0, wy);
     double v = 0;
-    for (int j = -1; j <= 2; ++j) {
-      const double wy = keys(y - (y0 + j));
-      const double* r = base + static_cast<size_t>(y0 + j) * static_cast<size_t>(s_.columns);
+    for (int j = 0; j < kRowTaps; ++j) {
+      const double* r = base + static_cast<size_t>(y0 - (kRowTaps / 2 - 1) + j) * static_cast<size_t>(s_.columns);
       double a = 0;
       for (int i = -1; i <= 2; ++i) a += keys(x - (x0 + i)) * r[x0 + i];
-      v += wy * a;
+      v += wy[j] * a;
     }
     return v;
   }
@@ -112,9 +177,8 @@ class Fit {
         for (int x = 0; x < s_.columns; ++x) {
           double mx, my;
           mirror(l, b, x, y, mx, my);
-          if (!inside(b, mx, my, margin)) continue;
-          out.push_back({b, g_[offset_[static_cast<size_t>(b)] + static_cast<size_t>(y) * s_.columns + x],
-                         static_cast<double>(x), static_cast<double>(y)});
+          if (!inside(b, mx, my, margin) || !inside(b, x, y, 0.0)) continue;
+          out.push_back({b, at(b, x, y), static_cast<double>(x), static_cast<double>(y)});
         }
     return out;
   }
@@ -126,14 +190,19 @@ class Fit {
   }
 
   // The mean squared residual over `l`'s own samples.
-  double cost(const Line& l) const {
+  double cost(const Line& l, ThreadPool* pool) const {
     const std::vector<Sample> set = samples(l, 1.0);
+    if (set.size() < 64) return std::numeric_limits<double>::max();
+    std::array<double, kChunks> part{};
+    for_chunks(pool, [&](int k) {
+      for (size_t i = set.size() * k / kChunks; i < set.size() * (k + 1) / kChunks; ++i) {
+        const double r = residual(l, set[i]);
+        part[static_cast<size_t>(k)] += r * r;
+      }
+    });
     double c = 0;
-    for (const Sample& p : set) {
-      const double r = residual(l, p);
-      c += r * r;
-    }
-    return set.size() < 64 ? std::numeric_limits<double>::max() : c / static_cast<double>(set.size());
+    for (double v : part) c += v;
+    return c / static_cast<double>(set.size());
   }
 
  private:
@@ -143,40 +212,48 @@ class Fit {
   double row_;
 };
 
-// The line of least mirror asymmetry of `sum` blurred by `blur` binned
-// pixels along u, from column `start` and the best of a grid of tilts
-// within 2 degrees (`grid`) or tilt `tilt0`.
-MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, bool grid, double tilt0) {
-  MirrorAxis out;
-  const Fit fit(sum, row, blur);
-  Line l{start, tilt0};
-  if (grid) {
-    // A step of 0.25 degree moves the far columns by less than the blur.
-    double best = std::numeric_limits<double>::max();
-    for (int k = -8; k <= 8; ++k) {
-      const Line t{start, k * 0.25 * kPi / 180};
-      const double c = fit.cost(t);
-      if (c < best) best = c, l = t;
-    }
-  }
-  // Gauss-Newton on (column, tilt), the pixels compared fixed per step.
-  constexpr double kHc = 0.02, kHt = 2e-5;
+// Gauss-Newton on (column, tilt) from `l` on the sum blurred along the
+// normal of `l`'s tilt (Fit), the pixels compared fixed per step.
+struct GaussNewton {
+  Line l;
   std::array<double, 3> normal{};  // JtJ: cc, ct, tt
   double rss = 0;
   size_t n = 0;
+  bool ok = false;
+};
+
+GaussNewton gauss_newton(const Fit& fit, Line l, ThreadPool* pool) {
+  GaussNewton out;
+  constexpr double kHc = 0.02, kHt = 2e-5;
+  std::array<double, 3>& normal = out.normal;
+  double& rss = out.rss;
+  size_t& n = out.n;
   for (int it = 0; it < 20; ++it) {
     const std::vector<Sample> set = fit.samples(l, 1.0);
     if (set.size() < 64) return out;
+    // Per chunk: JtJ (3), Jtr (2), rss.
+    std::array<std::array<double, 6>, kChunks> part{};
+    for_chunks(pool, [&](int k) {
+      std::array<double, 6>& a = part[static_cast<size_t>(k)];
+      for (size_t i = set.size() * k / kChunks; i < set.size() * (k + 1) / kChunks; ++i) {
+        const Sample& p = set[i];
+        const double r = fit.residual(l, p);
+        const double jc =
+            (fit.residual({l.column + kHc, l.tilt}, p) - fit.residual({l.column - kHc, l.tilt}, p)) / (2 * kHc);
+        const double jt =
+            (fit.residual({l.column, l.tilt + kHt}, p) - fit.residual({l.column, l.tilt - kHt}, p)) / (2 * kHt);
+        a[0] += jc * jc, a[1] += jc * jt, a[2] += jt * jt;
+        a[3] += jc * r, a[4] += jt * r;
+        a[5] += r * r;
+      }
+    });
     std::array<double, 2> g{};
     normal = {};
     rss = 0;
-    for (const Sample& p : set) {
-      const double r = fit.residual(l, p);
-      const double jc = (fit.residual({l.column + kHc, l.tilt}, p) - fit.residual({l.column - kHc, l.tilt}, p)) / (2 * kHc);
-      const double jt = (fit.residual({l.column, l.tilt + kHt}, p) - fit.residual({l.column, l.tilt - kHt}, p)) / (2 * kHt);
-      normal[0] += jc * jc, normal[1] += jc * jt, normal[2] += jt * jt;
-      g[0] += jc * r, g[1] += jt * r;
-      rss += r * r;
+    for (const auto& a : part) {
+      normal[0] += a[0], normal[1] += a[1], normal[2] += a[2];
+      g[0] += a[3], g[1] += a[4];
+      rss += a[5];
     }
     n = set.size();
     const double det = normal[0] * normal[2] - normal[1] * normal[1];
@@ -187,6 +264,41 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
     l.tilt += dt;
     if (std::fabs(dc) < 1e-4 && std::fabs(dt) < 1e-7) break;
   }
+  out.l = l;
+  out.ok = n >= 64 && normal[0] * normal[2] - normal[1] * normal[1] > 0;
+  return out;
+}
+
+// The line of least mirror asymmetry of `sum` blurred by `blur` binned
+// columns, from column `start` and the best of a grid of tilts within 2
+// degrees (`grid`) or tilt `tilt0`. The blur follows the tilt: the fit is
+// made again on the sum blurred along the normal of the tilt found, until
+// the tilt moves less than 0.001 deg (three passes at most).
+MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, bool grid, double tilt0,
+                    ThreadPool* pool) {
+  MirrorAxis out;
+  Line l{start, tilt0};
+  if (grid) {
+    const Fit fit(sum, row, blur, 0.0);
+    // A step of 0.25 degree moves the far columns by less than the blur.
+    double best = std::numeric_limits<double>::max();
+    for (int k = -8; k <= 8; ++k) {
+      const Line t{start, k * 0.25 * kPi / 180};
+      const double c = fit.cost(t, pool);
+      if (c < best) best = c, l = t;
+    }
+  }
+  GaussNewton gn;
+  for (int pass = 0; pass < 3; ++pass) {
+    const double blur_tilt = l.tilt;
+    gn = gauss_newton(Fit(sum, row, blur, blur_tilt), l, pool);
+    if (!gn.ok) return out;
+    l = gn.l;
+    if (std::fabs(l.tilt - blur_tilt) < 1e-3 * kPi / 180) break;
+  }
+  const std::array<double, 3>& normal = gn.normal;
+  const double rss = gn.rss;
+  const size_t n = gn.n;
   const double det = normal[0] * normal[2] - normal[1] * normal[1];
   if (!(det > 0) || n < 64 || std::fabs(l.tilt) > 3 * kPi / 180) return out;
   // Neighbouring residuals are alike (the blur and the cubic weights span
@@ -202,16 +314,16 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
 
 }  // namespace
 
-MirrorAxis mirror_axis(const ViewSum& sum, double row, double start) {
+MirrorAxis mirror_axis(const ViewSum& sum, double row, double start, ThreadPool* pool) {
   if (sum.columns < 8 || sum.bands.empty()) return MirrorAxis{};
-  MirrorAxis fine = fit_line(sum, row, start, 1.0, true, 0.0);
+  MirrorAxis fine = fit_line(sum, row, start, 1.0, true, 0.0, pool);
   if (!fine.found) return fine;
   // Where the sum has features of about a pixel (a small object on a
   // coarse detector: the modified head 20 mm across on 0.8 mm pixels
   // fitted 0.35 deg for a 1 deg tilt, with a sigma of 0.03), reading it
   // between pixels pulls the tilt towards the pixel grid's, and the blur
   // changes it: the fit blurred twice as much bounds that bias.
-  const MirrorAxis coarse = fit_line(sum, row, fine.column, 2.0, false, fine.tilt);
+  const MirrorAxis coarse = fit_line(sum, row, fine.column, 2.0, false, fine.tilt, pool);
   if (!coarse.found) return MirrorAxis{};
   fine.sigma = std::max(fine.sigma, std::fabs(fine.tilt - coarse.tilt));
   return fine;

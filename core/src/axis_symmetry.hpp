@@ -14,13 +14,20 @@
 #pragma once
 #include <vector>
 
+namespace fdk {
+class ThreadPool;
+}
+
 namespace fdk::symmetry {
 
 // Rows of the detector summed over the views, in bands (the rows the
-// geometry estimate keeps), binned by `bin` pixels in both directions.
+// geometry estimate keeps), binned by `bin` columns and `row_bin` rows.
 struct ViewSum {
-  int columns = 0;  // binned columns
-  int bin = 1;      // detector pixels per binned pixel, along u and v
+  int columns = 0;     // binned columns
+  int bin = 1;         // detector columns per binned pixel
+  int row_bin = 1;     // detector rows per binned pixel
+  double aspect = 1;   // a detector row's height over a column's width (the detector's spacings)
+  int margin = 0;      // binned rows at each edge of a band read, never compared (a sample's reach along v)
   struct Band {
     int first_row = 0;  // detector row where the band's first binned row starts
     int count = 0;      // binned rows
@@ -32,12 +39,13 @@ struct ViewSum {
 struct MirrorAxis {
   bool found = false;
   double column = 0;  // detector column of the axis at detector row `row`
-  double tilt = 0;    // radians: the axis runs tan(tilt) columns per row
+  double tilt = 0;    // radians, on the detector (in mm): the axis runs tan(tilt) * aspect columns per row
   double sigma = 0;   // radians: the residual and curvature's, or a coarser blur's change
 };
 
 // The line of mirror symmetry of `sum`, through detector row `row`,
-// searched from column `start` and any tilt within about 2 degrees.
-MirrorAxis mirror_axis(const ViewSum& sum, double row, double start);
+// searched from column `start` and any tilt within about 2 degrees; its
+// sums on `pool`'s threads when there is one (the same result either way).
+MirrorAxis mirror_axis(const ViewSum& sum, double row, double start, ThreadPool* pool = nullptr);
 
 }  // namespace fdk::symmetry

@@ -361,33 +361,32 @@ std::vector<std::pair<size_t, double>> weighted_half(const std::vector<std::pair
   return out;
 }
 
-// The kept rows of `weighted` views, summed with their weights into bins
-// of `bin` x `bin` pixels; each band's margin (rows kept for the Gaussian's
-// taps only) left out, so the mirror fit sees the rows it was measured on.
+// The kept rows of `weighted` views, summed with their weights, every row
+// (the mirror fit reads them along v with a Gaussian, the bands' margins
+// its reach) and columns binned by `bin`.
 symmetry::ViewSum view_sum(const conjugate::RowPlan& plan,
                            const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
-                           const std::vector<std::pair<size_t, double>>& weighted, int columns, int bin) {
+                           const std::vector<std::pair<size_t, double>>& weighted, const fdk_detector& d, int bin) {
+  const int columns = d.size[0];
   symmetry::ViewSum s;
   s.bin = bin;
+  s.aspect = d.spacing[1] / d.spacing[0];
+  s.margin = plan.margin;
   s.columns = columns / bin;
   size_t rows = 0;
-  const int m = plan.margin;
   for (const conjugate::Band& b : plan.bands) {
-    s.bands.push_back({b.first_row + m, (b.count - 2 * m) / bin});
-    rows += static_cast<size_t>((b.count - 2 * m) / bin);
+    s.bands.push_back({b.first_row, b.count});
+    rows += static_cast<size_t>(b.count);
   }
   s.pixels.assign(rows * static_cast<size_t>(s.columns), 0.0);
   for (const auto& [view, w] : weighted) {
     const conjugate::KeptView& kv = *kept[view];
-    double* to = s.pixels.data();
-    for (size_t bi = 0; bi < plan.bands.size(); ++bi)
-      for (int y = 0; y < s.bands[bi].count; ++y, to += s.columns)
-        for (int r = 0; r < bin; ++r) {
-          const uint16_t* q =
-              kv.q + static_cast<size_t>(plan.bands[bi].offset + m + y * bin + r) * static_cast<size_t>(columns);
-          for (int x = 0; x < s.columns; ++x)
-            for (int c = 0; c < bin; ++c) to[x] += w * (kv.base + kv.step * q[x * bin + c]);
-        }
+    for (size_t r = 0; r < rows; ++r) {
+      const uint16_t* q = kv.q + r * static_cast<size_t>(columns);
+      double* to = s.pixels.data() + r * static_cast<size_t>(s.columns);
+      for (int x = 0; x < s.columns; ++x)
+        for (int c = 0; c < bin; ++c) to[x] += w * (kv.base + kv.step * q[x * bin + c]);
+    }
   }
   return s;
 }
@@ -405,7 +404,7 @@ struct MirrorTilt {
 };
 
 MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
-                       const std::vector<fdk_view>& views, const fdk_detector& d, double axis_column) {
+                       const std::vector<fdk_view>& views, const fdk_detector& d, double axis_column, ThreadPool* pool) {
   MirrorTilt out;
   std::vector<std::pair<double, size_t>> by_angle;
   for (size_t k = 0; k < kept.size(); ++k)
@@ -415,19 +414,18 @@ MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::sh
   const auto even_views = weighted_half(by_angle, 0), odd_views = weighted_half(by_angle, 1);
   if (even_views.empty() || odd_views.empty()) return out;
   const int bin = std::max(1, (d.size[0] + 255) / 256);
-  const symmetry::ViewSum half[2] = {view_sum(plan, kept, even_views, d.size[0], bin),
-                                     view_sum(plan, kept, odd_views, d.size[0], bin)};
+  const symmetry::ViewSum half[2] = {view_sum(plan, kept, even_views, d, bin),
+                                     view_sum(plan, kept, odd_views, d, bin)};
   const double row = (-views[0].projection_offset_y - d.origin[1]) / d.spacing[1];  // the principal point's
   // Each half's sum is symmetric, and so is their mean: the whole sum.
   symmetry::ViewSum both = half[0];
   for (size_t i = 0; i < both.pixels.size(); ++i) both.pixels[i] = 0.5 * (half[0].pixels[i] + half[1].pixels[i]);
-  const symmetry::MirrorAxis all = symmetry::mirror_axis(both, row, axis_column);
+  const symmetry::MirrorAxis all = symmetry::mirror_axis(both, row, axis_column, pool);
   if (!all.found) return out;
-  const symmetry::MirrorAxis even = symmetry::mirror_axis(half[0], row, all.column);
-  const symmetry::MirrorAxis odd = symmetry::mirror_axis(half[1], row, all.column);
+  const symmetry::MirrorAxis even = symmetry::mirror_axis(half[0], row, all.column, pool);
+  const symmetry::MirrorAxis odd = symmetry::mirror_axis(half[1], row, all.column, pool);
   if (!even.found || !odd.found) return out;
-  // Along rows and columns of the detector's own spacings.
-  const auto degrees = [&](double t) { return std::atan(std::tan(t) * d.spacing[0] / d.spacing[1]) * 180 / kPi; };
+  const auto degrees = [](double t) { return t * 180 / kPi; };  // mirror_axis's tilts are the detector's (mm)
   out.found = true;
   out.tilt_deg = degrees(all.tilt);
   out.sigma_deg = std::max(std::fabs(degrees(all.sigma)), 0.5 * std::fabs(degrees(even.tilt) - degrees(odd.tilt)));
@@ -583,7 +581,8 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   const MirrorTilt mirror = with_tilt && e.tilt_sigma_deg > kTiltSigmaScale
                                 ? mirror_tilt(plan, kept, views, detector_,
                                               (-views[0].projection_offset_x - s.c.offset - detector_.origin[0]) /
-                                                  detector_.spacing[0])
+                                                  detector_.spacing[0],
+                                              &pool)
                                 : MirrorTilt{};
   const bool by_mirror = mirror.found && mirror.sigma_deg < e.tilt_sigma_deg;
   if (by_mirror) {
