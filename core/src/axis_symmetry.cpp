@@ -173,7 +173,7 @@ class Fit {
   std::vector<Sample> samples(const Line& l, double margin) const {
     std::vector<Sample> out;
     for (int b = 0; b < static_cast<int>(s_.bands.size()); ++b)
-      for (int y = 0; y < s_.bands[static_cast<size_t>(b)].count; ++y)
+      for (int y = 0; y < s_.bands[static_cast<size_t>(b)].count; y += s_.row_stride)
         for (int x = 0; x < s_.columns; ++x) {
           double mx, my;
           mirror(l, b, x, y, mx, my);
@@ -273,7 +273,7 @@ GaussNewton gauss_newton(const Fit& fit, Line l, ThreadPool* pool) {
 // columns, from column `start` and the best of a grid of tilts within 2
 // degrees (`grid`) or tilt `tilt0`. The blur follows the tilt: the fit is
 // made again on the sum blurred along the normal of the tilt found, until
-// the tilt moves less than 0.001 deg (three passes at most).
+// the tilt moves less than 0.01 deg (three passes at most).
 MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, bool grid, double tilt0,
                     ThreadPool* pool) {
   MirrorAxis out;
@@ -294,7 +294,7 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
     gn = gauss_newton(Fit(sum, row, blur, blur_tilt), l, pool);
     if (!gn.ok) return out;
     l = gn.l;
-    if (std::fabs(l.tilt - blur_tilt) < 1e-3 * kPi / 180) break;
+    if (std::fabs(l.tilt - blur_tilt) < 0.01 * kPi / 180) break;
   }
   const std::array<double, 3>& normal = gn.normal;
   const double rss = gn.rss;

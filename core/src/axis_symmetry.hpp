@@ -28,6 +28,7 @@ struct ViewSum {
   int row_bin = 1;     // detector rows per binned pixel
   double aspect = 1;   // a detector row's height over a column's width (the detector's spacings)
   int margin = 0;      // binned rows at each edge of a band read, never compared (a sample's reach along v)
+  int row_stride = 1;  // compare every row_stride-th row (mirror images are read on every row)
   struct Band {
     int first_row = 0;  // detector row where the band's first binned row starts
     int count = 0;      // binned rows

@@ -378,6 +378,10 @@ symmetry::ViewSum view_sum(const conjugate::RowPlan& plan,
     s.bands.push_back({b.first_row, b.count});
     rows += static_cast<size_t>(b.count);
   }
+  // About 40 rows compared, whatever the detector: (b)'s 141 rows, all
+  // compared, made the estimate 0.85 s longer than (b)'s backprojection on
+  // an H100 host.
+  s.row_stride = std::max(1, static_cast<int>(rows) / 40);
   s.pixels.assign(rows * static_cast<size_t>(s.columns), 0.0);
   for (const auto& [view, w] : weighted) {
     const conjugate::KeptView& kv = *kept[view];
