@@ -27,16 +27,39 @@ void for_chunks(ThreadPool* pool, const Fn& fn) {
 }
 
 // Reading along v (Fit::at): a Gaussian of kRowSigma rows over kRowTaps
-// rows from the one below minus 2, normalised.
+// rows from the one below minus 2, normalised; interpolated in a table of
+// 256 fractions (the exponentials were most of a residual's cost).
 constexpr int kRowTaps = 6;
 constexpr double kRowSigma = 0.8;
-void row_weights(double t, double w[kRowTaps]) {
-  double sum = 0;
-  for (int j = 0; j < kRowTaps; ++j) {
-    const double d = (j - (kRowTaps / 2 - 1)) - t;
-    sum += w[j] = std::exp(-0.5 * d * d / (kRowSigma * kRowSigma));
+
+class RowWeights {
+ public:
+  RowWeights() {
+    for (int i = 0; i <= kSteps; ++i) {
+      const double t = static_cast<double>(i) / kSteps;
+      double sum = 0;
+      for (int j = 0; j < kRowTaps; ++j) {
+        const double d = (j - (kRowTaps / 2 - 1)) - t;
+        sum += w_[i][j] = std::exp(-0.5 * d * d / (kRowSigma * kRowSigma));
+      }
+      for (int j = 0; j < kRowTaps; ++j) w_[i][j] /= sum;
+    }
   }
-  for (int j = 0; j < kRowTaps; ++j) w[j] /= sum;
+  void at(double t, double w[kRowTaps]) const {
+    const double x = std::min(std::max(t, 0.0), 1.0) * kSteps;
+    const int i = std::min(static_cast<int>(x), kSteps - 1);
+    const double f = x - i;
+    for (int j = 0; j < kRowTaps; ++j) w[j] = w_[i][j] + f * (w_[i + 1][j] - w_[i][j]);
+  }
+
+ private:
+  static constexpr int kSteps = 256;
+  double w_[kSteps + 1][kRowTaps];
+};
+
+void row_weights(double t, double w[kRowTaps]) {
+  static const RowWeights table;
+  table.at(t, w);
 }
 
 // Keys' cubic convolution weight (a = -1/2).
@@ -93,8 +116,11 @@ std::vector<double> blurred_along_normal(const ViewSum& s, double sigma, double 
   return out;
 }
 
+// A candidate line; its tilt's sine and cosine computed once (a Line is
+// never changed in place: a new one is made).
 struct Line {
   double column, tilt;
+  double sin_tilt = std::sin(tilt), cos_tilt = std::cos(tilt);
 };
 
 // One pixel of the sum and where its mirror image lies, in binned units of
@@ -130,7 +156,7 @@ class Fit {
   // by the aspect), so that pixels that are not square mirror as the
   // detector does.
   void mirror(const Line& l, int b, double x, double y, double& mx, double& my) const {
-    const double dx = std::sin(l.tilt), dy = std::cos(l.tilt);
+    const double dx = l.sin_tilt, dy = l.cos_tilt;
     const double px = det_x(x) - l.column, py = (det_y(b, y) - row_) * s_.aspect;
     const double t = px * dx + py * dy;
     mx = bin_x(2 * t * dx - px + l.column);
@@ -154,14 +180,14 @@ class Fit {
   double at(int b, double x, double y) const {
     const int x0 = static_cast<int>(std::floor(x)), y0 = static_cast<int>(std::floor(y));
     const double* base = g_.data() + offset_[static_cast<size_t>(b)];
-    double wy[kRowTaps];
+    double wy[kRowTaps], wx[4];
     row_weights(y - y0, wy);
+    for (int i = 0; i < 4; ++i) wx[i] = keys(x - (x0 - 1 + i));
     double v = 0;
     for (int j = 0; j < kRowTaps; ++j) {
-      const double* r = base + static_cast<size_t>(y0 - (kRowTaps / 2 - 1) + j) * static_cast<size_t>(s_.columns);
-      double a = 0;
-      for (int i = -1; i <= 2; ++i) a += keys(x - (x0 + i)) * r[x0 + i];
-      v += wy[j] * a;
+      const double* r =
+          base + static_cast<size_t>(y0 - (kRowTaps / 2 - 1) + j) * static_cast<size_t>(s_.columns) + (x0 - 1);
+      v += wy[j] * (wx[0] * r[0] + wx[1] * r[1] + wx[2] * r[2] + wx[3] * r[3]);
     }
     return v;
   }
@@ -260,8 +286,7 @@ GaussNewton gauss_newton(const Fit& fit, Line l, ThreadPool* pool) {
     if (!(det > 0)) return out;
     const double dc = std::clamp(-(normal[2] * g[0] - normal[1] * g[1]) / det, -1.0, 1.0);
     const double dt = std::clamp(-(normal[0] * g[1] - normal[1] * g[0]) / det, -0.005, 0.005);
-    l.column += dc;
-    l.tilt += dt;
+    l = Line{l.column + dc, l.tilt + dt};  // its sine and cosine anew
     if (std::fabs(dc) < 1e-4 && std::fabs(dt) < 1e-7) break;
   }
   out.l = l;
@@ -271,9 +296,8 @@ GaussNewton gauss_newton(const Fit& fit, Line l, ThreadPool* pool) {
 
 // The line of least mirror asymmetry of `sum` blurred by `blur` binned
 // columns, from column `start` and the best of a grid of tilts within 2
-// degrees (`grid`) or tilt `tilt0`. The blur follows the tilt: the fit is
-// made again on the sum blurred along the normal of the tilt found, until
-// the tilt moves less than 0.01 deg (three passes at most).
+// degrees (`grid`) or tilt `tilt0`, on the sum blurred along the normal
+// of that start (within 0.125 deg of the tilt found: the grid's half step).
 MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, bool grid, double tilt0,
                     ThreadPool* pool) {
   MirrorAxis out;
@@ -288,14 +312,9 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
       if (c < best) best = c, l = t;
     }
   }
-  GaussNewton gn;
-  for (int pass = 0; pass < 3; ++pass) {
-    const double blur_tilt = l.tilt;
-    gn = gauss_newton(Fit(sum, row, blur, blur_tilt), l, pool);
-    if (!gn.ok) return out;
-    l = gn.l;
-    if (std::fabs(l.tilt - blur_tilt) < 0.01 * kPi / 180) break;
-  }
+  const GaussNewton gn = gauss_newton(Fit(sum, row, blur, l.tilt), l, pool);
+  if (!gn.ok) return out;
+  l = gn.l;
   const std::array<double, 3>& normal = gn.normal;
   const double rss = gn.rss;
   const size_t n = gn.n;
