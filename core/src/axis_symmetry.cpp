@@ -75,14 +75,14 @@ double keys(double t) {
 // the sum of the heads' sharp projections biased the fitted tilt by up to
 // 0.044 deg (a prototype on the whole 160 x 128 detector of the
 // estimator's tests), blurred 0.005 deg. Along the normal, because a
-// reflection about the line maps the normal onto itself, so the blurred
-// sum stays symmetric; blurred along u instead, the reflection turns the
-// blur by twice the tilt, and a small object's sharp corners pulled the
-// tilt towards 0 (the heads scaled to 0.4, 56 columns across on 160:
-// 0.08 deg fitted for 0.3). Not blurred along v itself: in the kept bands
-// of 11 rows, blurred along v to the band's ends it was 0.12 deg off. The
-// normal leaves a row by tan(tilt) / aspect rows a column (at most 0.2 row
-// over the kernel's reach), read linearly between rows.
+// reflection about the line maps the normal onto itself, so a symmetric
+// sum stays symmetric once blurred (blurred along u, the reflection turns
+// the blur by twice the tilt; no case of the suite's has shown the
+// difference, and by itself the change left the small heads' tilts as
+// they were). Not blurred along v itself: in the kept bands of 11 rows,
+// blurred along v to the band's ends it was 0.12 deg off. The normal
+// leaves a row by tan(tilt) / aspect rows a column (at most 0.2 row over
+// the kernel's reach), read linearly between rows.
 std::vector<double> blurred_along_normal(const ViewSum& s, double sigma, double tilt) {
   constexpr int kR = 6;
   std::array<double, 2 * kR + 1> k{};
@@ -203,7 +203,7 @@ class Fit {
         for (int x = 0; x < s_.columns; ++x) {
           double mx, my;
           mirror(l, b, x, y, mx, my);
-          if (!inside(b, mx, my, margin) || !inside(b, x, y, 0.0)) continue;
+          if (!inside(b, mx, my, margin) || !inside(b, x, y, 1.0)) continue;  // at() reads both
           out.push_back({b, at(b, x, y), static_cast<double>(x), static_cast<double>(y)});
         }
     return out;

@@ -16,10 +16,11 @@
 // found by a grid over the offset, then Gauss-Newton on both. Tilt check:
 // the tilt is fitted again on the orbit plane's line alone (exact; read
 // along v with a Gaussian, since under a tilt it runs between rows, and a
-// reading exact on the rows favours tilt 0: conjugate_rays.cpp). Where that fit's own
-// sigma (curvature and block spread) pins the tilt, it is reported on its
-// own; elsewhere the all-lines tilt is, its sigma widened by the two fits'
-// disagreement (the off-plane lines mistake structure along y for a tilt).
+// reading exact on the rows favours tilt 0: conjugate_rays.cpp). Where
+// that fit's own sigma (curvature and block spread) pins the tilt, it is
+// reported on its own; elsewhere the all-lines tilt is, its sigma widened
+// by the two fits' disagreement (the off-plane lines mistake structure
+// along y for a tilt).
 // LEAP's find_centerCol and Mantid's 0-180 degree correlation mirror a row
 // of one view onto the view pi later: exact in parallel beam only, and it
 // needs a view at exactly +pi; TomoPy's find_center_vo scores a parallel
@@ -231,8 +232,8 @@ struct TiltCheck {
 
 // The orbit plane's line alone is exact (the fan-beam relation; read along
 // v with the Gaussian, which errs alike wherever the line falls between
-// rows), but tells the tilt only where the object
-// changes along y at the orbit plane; the lines off the plane add the shear
+// rows), but tells the tilt only where the object changes along y at the
+// orbit plane; the lines off the plane add the shear
 // a tilt makes, but there conjugate rays only cross (at the chord's middle),
 // and an object that changes along y mismatches them in the very pattern of
 // a tilt (docs/ACCURACY.md). So the tilt is fitted on the orbit line too:
