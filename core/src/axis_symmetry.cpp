@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "fdk/core/thread_pool.hpp"
+#include "gaussian_taps.hpp"
 
 namespace fdk::symmetry {
 namespace {
@@ -24,42 +25,6 @@ void for_chunks(ThreadPool* pool, const Fn& fn) {
   } else {
     pool->parallel_for(kChunks, [&](int k, int) { fn(k); });
   }
-}
-
-// Reading along v (Fit::at): a Gaussian of kRowSigma rows over kRowTaps
-// rows from the one below minus 2, normalised; interpolated in a table of
-// 256 fractions (the exponentials were most of a residual's cost).
-constexpr int kRowTaps = 6;
-constexpr double kRowSigma = 0.8;
-
-class RowWeights {
- public:
-  RowWeights() {
-    for (int i = 0; i <= kSteps; ++i) {
-      const double t = static_cast<double>(i) / kSteps;
-      double sum = 0;
-      for (int j = 0; j < kRowTaps; ++j) {
-        const double d = (j - (kRowTaps / 2 - 1)) - t;
-        sum += w_[i][j] = std::exp(-0.5 * d * d / (kRowSigma * kRowSigma));
-      }
-      for (int j = 0; j < kRowTaps; ++j) w_[i][j] /= sum;
-    }
-  }
-  void at(double t, double w[kRowTaps]) const {
-    const double x = std::min(std::max(t, 0.0), 1.0) * kSteps;
-    const int i = std::min(static_cast<int>(x), kSteps - 1);
-    const double f = x - i;
-    for (int j = 0; j < kRowTaps; ++j) w[j] = w_[i][j] + f * (w_[i + 1][j] - w_[i][j]);
-  }
-
- private:
-  static constexpr int kSteps = 256;
-  double w_[kSteps + 1][kRowTaps];
-};
-
-void row_weights(double t, double w[kRowTaps]) {
-  static const RowWeights table;
-  table.at(t, w);
 }
 
 // Keys' cubic convolution weight (a = -1/2).
@@ -134,11 +99,18 @@ class Fit {
  public:
   Fit(const ViewSum& s, double row, double blur, double blur_tilt)
       : s_(s), g_(blurred_along_normal(s, blur, blur_tilt)), row_(row) {
-    size_t at = 0;
+    size_t first = 0;
     for (const ViewSum::Band& b : s.bands) {
-      offset_.push_back(at);
-      at += static_cast<size_t>(b.count) * static_cast<size_t>(s.columns);
+      offset_.push_back(first);
+      first += static_cast<size_t>(b.count) * static_cast<size_t>(s.columns);
     }
+    // A compared pixel's own value does not depend on the line: read once
+    // here, not at every grid tilt and step.
+    own_.assign(g_.size(), 0.0);
+    for (int b = 0; b < static_cast<int>(s.bands.size()); ++b)
+      for (int y = 0; y < s.bands[static_cast<size_t>(b)].count; y += s.row_stride)
+        for (int x = 0; x < s.columns; ++x)
+          if (inside(b, x, y, 1.0)) own_[offset_[static_cast<size_t>(b)] + static_cast<size_t>(y) * s.columns + x] = at(b, x, y);
   }
 
   // Detector coordinates of binned pixel (x, y) of band b, and back.
@@ -181,7 +153,7 @@ class Fit {
     const int x0 = static_cast<int>(std::floor(x)), y0 = static_cast<int>(std::floor(y));
     const double* base = g_.data() + offset_[static_cast<size_t>(b)];
     double wy[kRowTaps], wx[4];
-    row_weights(y - y0, wy);
+    row_taps_table().weights(y - y0, wy);
     for (int i = 0; i < 4; ++i) wx[i] = keys(x - (x0 - 1 + i));
     double v = 0;
     for (int j = 0; j < kRowTaps; ++j) {
@@ -204,7 +176,8 @@ class Fit {
           double mx, my;
           mirror(l, b, x, y, mx, my);
           if (!inside(b, mx, my, margin) || !inside(b, x, y, 1.0)) continue;  // at() reads both
-          out.push_back({b, at(b, x, y), static_cast<double>(x), static_cast<double>(y)});
+          out.push_back({b, own_[offset_[static_cast<size_t>(b)] + static_cast<size_t>(y) * s_.columns + x],
+                         static_cast<double>(x), static_cast<double>(y)});
         }
     return out;
   }
@@ -235,6 +208,7 @@ class Fit {
   const ViewSum& s_;
   std::vector<double> g_;
   std::vector<size_t> offset_;
+  std::vector<double> own_;  // at(b, x, y) of the pixels samples() may compare
   double row_;
 };
 
@@ -315,11 +289,11 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
   const GaussNewton gn = gauss_newton(Fit(sum, row, blur, l.tilt), l, pool);
   if (!gn.ok) return out;
   l = gn.l;
+  if (std::fabs(l.tilt) > 3 * kPi / 180) return out;
   const std::array<double, 3>& normal = gn.normal;
   const double rss = gn.rss;
   const size_t n = gn.n;
   const double det = normal[0] * normal[2] - normal[1] * normal[1];
-  if (!(det > 0) || n < 64 || std::fabs(l.tilt) > 3 * kPi / 180) return out;
   // Neighbouring residuals are alike (the blur and the cubic weights span
   // about five binned pixels along u): the variance counts them as one.
   constexpr double kCorrelated = 5.0;

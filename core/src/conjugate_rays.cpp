@@ -1,6 +1,7 @@
 #include "conjugate_rays.hpp"
 
 #include "fdk/core/thread_pool.hpp"
+#include "gaussian_taps.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -64,61 +65,14 @@ struct Sample {
   double value = 0, dcol = 0, drow = 0;  // per detector pixel
 };
 
-// Gaussian weights of n taps (n <= 8) from -(n/2 - 1) at fraction t, and
-// their derivatives in t; normalised.
-void gaussian_weights_exact(int n, double sigma, double t, double* w, double* dw) {
-  double g[8], dg[8], sum = 0, dsum = 0;
-  for (int k = 0; k < n; ++k) {
-    const double d = (k - (n / 2 - 1)) - t;
-    g[k] = std::exp(-0.5 * d * d / (sigma * sigma));
-    dg[k] = g[k] * d / (sigma * sigma);
-    sum += g[k];
-    dsum += dg[k];
-  }
-  for (int k = 0; k < n; ++k) {
-    w[k] = g[k] / sum;
-    dw[k] = (dg[k] * sum - g[k] * dsum) / (sum * sum);
-  }
-}
-
-// The same, interpolated linearly in a table of 256 fractions (off by
-// about 1e-6 of a weight): the exponentials were most of a sample's cost.
-template <int N>
-class GaussianTable {
- public:
-  explicit GaussianTable(double sigma) {
-    for (int j = 0; j <= kSteps; ++j) gaussian_weights_exact(N, sigma, static_cast<double>(j) / kSteps, w_[j], dw_[j]);
-  }
-  void weights(double t, double* w, double* dw) const {
-    const double x = std::min(std::max(t, 0.0), 1.0) * kSteps;
-    const int j = std::min(static_cast<int>(x), kSteps - 1);
-    const double f = x - j;
-    for (int k = 0; k < N; ++k) {
-      w[k] = w_[j][k] + f * (w_[j + 1][k] - w_[j][k]);
-      dw[k] = dw_[j][k] + f * (dw_[j + 1][k] - dw_[j][k]);
-    }
-  }
-
- private:
-  static constexpr int kSteps = 256;
-  double w_[kSteps + 1][N], dw_[kSteps + 1][N];
-};
-
-// Reading along v: a Gaussian of 0.8 row over 6 taps. At tilt 0 both
+// Reading along v (gaussian_taps.hpp: kRowTaps, kRowSigma). At tilt 0 both
 // samples of a pair lie at one height, so a reading that is exact on the
 // rows and errs between them (linear, cubic) errs alike in both and the
 // error cancels, at that tilt only: the cost had a cusp at exactly 0 that
 // captured noisy fits (the short scan's blobs at 0.3 deg, 1e4 photons:
 // 0.006 deg reported, sigma 0.049; docs/ACCURACY.md). The Gaussian's error
-// and noise gain hardly depend on where a sample falls between rows (the
-// gain, the sum of w^2, varies 0.8 %; linear's from 0.5 to 1, Keys' from
-// 0.64 to 1), so no tilt is special.
-constexpr int kRowTaps = 6;
-constexpr double kRowSigma = 0.8;
-const GaussianTable<kRowTaps>& row_gaussian() {
-  static const GaussianTable<kRowTaps> table(kRowSigma);
-  return table;
-}
+// and noise gain hardly depend on where a sample falls between rows, so no
+// tilt is special.
 
 // The rows a sample at `row_in_band` reads and their weights (and the
 // weights' derivatives along v): the Gaussian in bands of kRowTaps rows or
@@ -142,7 +96,7 @@ RowTaps row_taps(const Band& band, double row_in_band) {
   const double f = r - r0;
   if (band.count >= kRowTaps) {
     t.n = kRowTaps;
-    row_gaussian().weights(f, t.w, t.dw);
+    row_taps_table().weights(f, t.w, t.dw);
     for (int k = 0; k < kRowTaps; ++k)
       t.rows[k] = std::min(std::max(r0 - (kRowTaps / 2 - 1) + k, 0), band.count - 1);
     return t;
@@ -178,9 +132,8 @@ int column_taps(double& col, int columns, int taps[4]) {
 // 0.04 % with the fraction; Keys' cubic's 44 %: 1 on a column, 0.64
 // half-way).
 constexpr int kSmoothTaps = 8;
-constexpr double kSmoothSigma = 1.0;
-const GaussianTable<kSmoothTaps>& column_gaussian() {
-  static const GaussianTable<kSmoothTaps> table(kSmoothSigma);
+const GaussianTaps<kSmoothTaps>& column_gaussian() {
+  static const GaussianTaps<kSmoothTaps> table(1.0);
   return table;
 }
 

@@ -32,7 +32,7 @@ struct Line {
 };
 
 // Rows each band keeps beyond what its lines and cubic taps reach, for the
-// Gaussian's taps along v (conjugate_rays.cpp: kRowTaps).
+// Gaussian's taps along v (gaussian_taps.hpp: kRowTaps).
 constexpr int kRowMargin = 3;
 
 struct RowPlan {

@@ -52,8 +52,6 @@ constexpr Shape kCoarse{64, 0.8, 48, 0.5};
 // Twice as fine: a head 20 mm across spans 80 columns, enough for the views'
 // sum to pin a tilt.
 constexpr Shape kFine{128, 0.4, 80, 0.3};
-constexpr double kPitch = kCoarse.pitch;
-constexpr int kVolume = kCoarse.volume;
 
 std::vector<fdk::phantom::Ellipsoid> phantom() { return fdk::phantom::modified_shepp_logan_3d(10.0); }
 
@@ -299,7 +297,7 @@ TEST(ConvertEstimate, ApplyEstimateEqualsTheCorrectedGeometryFile) {
                          dir);
   ASSERT_EQ(fixed.code, 0) << fixed.err;
   const std::vector<float> a = read_mha(dir / "applied/volume.mha"), b = read_mha(dir / "fixed/volume.mha");
-  ASSERT_EQ(a.size(), static_cast<size_t>(kVolume) * kVolume * kVolume);
+  ASSERT_EQ(a.size(), static_cast<size_t>(kCoarse.volume) * kCoarse.volume * kCoarse.volume);
   ASSERT_EQ(a.size(), b.size());
   double largest = 0, diff = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -416,7 +414,7 @@ TEST(ConvertEstimate, WrongCentreOfRotationIsFixedByApplyEstimate) {
   const auto probe = run(convert + " --geometry " + (dir / "nominal.xml") + " --estimate-geometry --progress json", dir);
   ASSERT_EQ(probe.code, 0) << probe.err;
   EXPECT_NEAR(json_field(probe.out, "offset_u_pixels"), kTrueOffsetPixels, 0.5) << probe.out;
-  ad::write_rtk_geometry(dir / "true.xml", circle(180, kTrueOffsetPixels * kPitch));
+  ad::write_rtk_geometry(dir / "true.xml", circle(180, kTrueOffsetPixels * kCoarse.pitch));
   const auto reconstruct = [&](const std::string& geometry, const std::string& name, const std::string& extra) {
     const auto r = run(convert + " --geometry " + (dir / geometry) + " " + (dir / name) + " --format mha --quiet" + extra,
                        dir);
