@@ -32,6 +32,7 @@ constexpr int kColumns = 160;
 constexpr int kRows = 128;        // +-96 mm: a cone half-angle of 3.7 deg
 constexpr double kOffsetTolerance = 0.1;  // pixels
 constexpr double kTiltTolerance = 0.05;   // degrees
+constexpr double kTiltReportSigma = 0.025;  // degrees: the largest sigma of a tilt reported
 
 struct Scan {
   std::vector<fdk_view> views;
@@ -163,7 +164,7 @@ void expect_recovered(const std::vector<Ellipsoid>& phantom, const Scan& scan, c
   } else {
     EXPECT_FALSE(tilt_required) << "the tilt was not pinned: " << e.basis;
     EXPECT_EQ(e.tilt_deg, 0.0) << e.basis;
-    EXPECT_GT(e.tilt_sigma_deg, kTiltTolerance) << e.basis;
+    EXPECT_GT(e.tilt_sigma_deg, kTiltReportSigma) << e.basis;
     EXPECT_NE(e.basis.find("tilt not estimated"), std::string::npos) << e.basis;
   }
   EXPECT_EQ(e.flags & (FDK_ESTIMATE_LOW_STRUCTURE | FDK_ESTIMATE_FEW_PAIRS), 0u) << e.basis;
@@ -284,6 +285,21 @@ TEST(GeometryEstimator, SmallObjectTiltIsRightOrDeclined) {
   expect_recovered(scaled(modified_head(), 0.4), s, Truth{-0.3, -1.0, 1e4});
 }
 
+// The orbit line alone, read between rows, has a bias its own sigma does
+// not cover where the object changes sharply along y at the orbit plane:
+// it pinned the small drilled cylinder's tilt at 0.027 deg for 0.3 (sigma
+// 0.004). Now the views' sum checks the orbit line.
+TEST(GeometryEstimator, OrbitLineCheckedByTheViewsSum) {
+  expect_recovered(scaled(drilled_cylinder(), 0.4), arc_scan(360, 360), Truth{2.0, 0.3});
+}
+
+// A short scan's head in a wide cone (SID 400 mm) was reported 0.067 deg
+// off with a sigma of 0.045: a tilt is now reported only with a sigma of
+// 0.025 deg or less.
+TEST(GeometryEstimator, LooseTiltIsNotReported) {
+  expect_recovered(scaled(head(), 0.4), variant_scan(400, 600, 1.5, 0, 128, true), Truth{2.0, 0.3});
+}
+
 TEST(GeometryEstimator, IrregularAnglesPerView) {
   Scan s = arc_scan(360, 360);
   std::mt19937 rng(7);
@@ -317,6 +333,21 @@ TEST(GeometryEstimator, UniformCylinderIsLowStructure) {
     record(e, t);
     EXPECT_LT(e.confidence, 0.5) << e.basis;
     EXPECT_TRUE(e.flags & FDK_ESTIMATE_LOW_STRUCTURE) << e.basis;
+  }
+}
+
+// Views that hardly change with angle leave the tilt to their sum's sharp
+// edges, which sampled pull the mirror fit: the centred cylinder gave 0.262
+// deg for 0.3 (sigma 0.006), a ball on the axis 0 (sigma 0.000), both
+// reported as tilts. Now no tilt is reported for them.
+TEST(GeometryEstimator, NoTiltFromViewsThatDoNotChange) {
+  const std::vector<Ellipsoid> ball = {ellipsoid(0, 0, 0, 40, 40, 40, 0.02)};
+  for (const std::vector<Ellipsoid>& p : {ball, uniform_cylinder()}) {
+    const GeometryEstimate e = estimate(p, arc_scan(360, 360), Truth{2.0, 0.3});
+    EXPECT_TRUE(e.flags & FDK_ESTIMATE_LOW_STRUCTURE) << e.basis;
+    EXPECT_FALSE(e.flags & FDK_ESTIMATE_TILT) << e.basis;
+    EXPECT_EQ(e.tilt_deg, 0.0) << e.basis;
+    EXPECT_NE(e.basis.find("tilt not estimated"), std::string::npos) << e.basis;
   }
 }
 

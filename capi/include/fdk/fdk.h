@@ -728,7 +728,8 @@ typedef struct fdk_geometry_estimate {
   double tilt_deg;             /* add to every view's in_plane_angle_deg;
                                   0 unless FDK_ESTIMATE_TILT is set (a
                                   tilt is reported only where the scan pins
-                                  it to 0.05 degrees) */
+                                  it to a sigma of 0.025 degrees, twice
+                                  that within 0.05) */
   double offset_sigma_pixels;  /* one standard deviation of offset_u_pixels */
   double tilt_sigma_deg;       /* one standard deviation of the tilt fitted,
                                   also when it was too loose to report */
