@@ -6,7 +6,8 @@
 # chooses it (or an OpenMPI tree carried in gpu-prebuilt/mpi) and sets the
 # one-host settings (no core binding: a rank's filter and store threads need
 # cores). Run after scripts/gpu-prebuild.sh here, carrying gpu-prebuilt.
-#   usage: scripts/gpu-mpi-check.sh CASE [f16] [HOST_BUDGET_PER_RANK]
+#   usage: scripts/gpu-mpi-check.sh CASE [f16] [HOST_BUDGET_PER_RANK]  (on two GPUs the
+#          one process gets twice it: the two ranks' memory)
 #   e.g.   scripts/gpu-mpi-check.sh c          (one H200: two ranks share it)
 #          scripts/gpu-mpi-check.sh d f16 100GiB  (two H200s: a rank each)
 #   env:   FDK_MPI_SPECS  the mpirun runs, "RANKS ROOT SINGLE_COPY[ mps]" joined
@@ -32,11 +33,18 @@ share=own
 repeats=3 warmup=1
 [ "$case_name" = d ] && repeats=1 warmup=0
 rows=()
+# The one process gets the host memory of the two ranks it is compared
+# with (on two GPUs): with one rank's budget, (d)'s store did not fit.
+one_budget=$budget
+if [ "$gpus" -ge 2 ]; then
+  amount=${budget%%[!0-9]*}
+  one_budget="$(( amount * 2 ))${budget#"$amount"}"
+fi
 one=$("$bin/fdk-bench" --case "$case_name" --precision "$precision" --gpus "$(( gpus < 2 ? 1 : 2 ))" \
-      --budget-host "$budget" --repeats "$repeats" --warmup "$warmup" --no-baseline 2>&1)
+      --budget-host "$one_budget" --repeats "$repeats" --warmup "$warmup" --no-baseline 2>&1)
 echo "$one" | tail -n 12
 one_s=$(echo "$one" | grep -Eo 'end to end[^0-9]*[0-9.]+ s' | tail -n 1 | grep -Eo '[0-9.]+ s')
-rows+=("one process, $(( gpus < 2 ? 1 : 2 )) GPU(s) (fdk-bench) | ${one_s:-?}")
+rows+=("one process, $(( gpus < 2 ? 1 : 2 )) GPU(s), host budget $one_budget (fdk-bench) | ${one_s:-?}")
 # The last spec's third word: the shared-memory transport's single copy
 # (cma: the receiver reads the sender's pages itself, so a transfer moves on
 # while the sender is busy pushing into its own reconstruction).
