@@ -84,7 +84,7 @@ struct RowTaps {
   double w[kRowTaps] = {}, dw[kRowTaps] = {};
 };
 
-RowTaps row_taps(const Band& band, double row_in_band) {
+RowTaps row_taps(const Band& band, double row_in_band, bool cubic_rows = false) {
   RowTaps t;
   if (band.count == 1) {
     t.n = 1;
@@ -94,14 +94,14 @@ RowTaps row_taps(const Band& band, double row_in_band) {
   const double r = std::min(std::max(row_in_band, 0.0), band.count - 1.0);
   const int r0 = std::min(static_cast<int>(r), band.count - 2);
   const double f = r - r0;
-  if (band.count >= kRowTaps) {
+  if (band.count >= kRowTaps && !cubic_rows) {
     t.n = kRowTaps;
     row_taps_table().weights(f, t.w, t.dw);
     for (int k = 0; k < kRowTaps; ++k)
       t.rows[k] = std::min(std::max(r0 - (kRowTaps / 2 - 1) + k, 0), band.count - 1);
     return t;
   }
-  if (!band.cubic || band.count < 4) {
+  if ((!band.cubic && !cubic_rows) || band.count < 4) {
     t.n = 2;
     t.rows[0] = r0;
     t.rows[1] = r0 + 1;
@@ -147,7 +147,8 @@ int smooth_taps(double& col, int columns, int taps[kSmoothTaps]) {
 
 // Cubic (or Gaussian: Reading) along u, the offset's direction, where
 // sub-pixel shifts need it; the row taps along v.
-Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band, Reading reading) {
+Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band, Reading reading,
+              bool cubic_rows) {
   int taps[kSmoothTaps];
   double w[kSmoothTaps], dw[kSmoothTaps];
   int n = 4;
@@ -159,7 +160,7 @@ Sample sample(const KeptView& kv, const Band& band, int columns, double col, dou
     const int c0 = column_taps(col, columns, taps);
     cubic_weights(col - c0, w, dw);
   }
-  const RowTaps rt = row_taps(band, row_in_band);
+  const RowTaps rt = row_taps(band, row_in_band, cubic_rows);
   double value = 0, dcol = 0, drow = 0;
   for (int m = 0; m < rt.n; ++m) {
     const uint16_t* q = kv.q + static_cast<size_t>(band.offset + rt.rows[m]) * columns;
@@ -384,7 +385,7 @@ Fit evaluate_range(const Problem& p, const std::vector<Pair>& pairs, size_t begi
   auto probe = [&](int k, const Band& band, double x, double y, double* dr_dd, double* dr_dt) {
     const double ck = cs[k], sk = sn[k];
     const DetectorPoint at = detector_point(poses[k], ck, sk, x, y, c.offset, d, band);
-    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band, p.reading);
+    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band, p.reading, p.cubic_rows);
     *dr_dd = -s.dcol / su;
     *dr_dt = s.dcol / su * (-sk * x + ck * y) + s.drow / sv * (-ck * x - sk * y);
     return s.value;

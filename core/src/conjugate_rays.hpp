@@ -117,6 +117,9 @@ struct Problem {
   // the GPU machine's sandbox more than the evaluation.
   ThreadPool* pool = nullptr;
   Reading reading = Reading::cubic;
+  // Read along v with cubic weights, not the Gaussian of kRowSigma rows,
+  // in bands of 4 rows or more (the orbit line's check: geometry_estimator.cpp).
+  bool cubic_rows = false;
 };
 
 // `lines`: indices into plan->lines; pairs [begin, end) of `pairs`.
