@@ -630,8 +630,8 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // enough to be reported stands further off than both fits' bias and
   // twice their sigmas, the orbit line is not taken alone. A looser mirror
   // fit is no check: the 128-column scan of test_convert_estimate's
-  // TiltAndCentreOfRotationFixedByApplyEstimate pins the orbit line 0.016
-  // deg from its 1 deg tilt, its mirror fit 0.144 deg off (sigma 0.049).
+  // TiltAndCentreOfRotationFixedByApplyEstimate pins the orbit line within
+  // 0.02 deg of its 1 deg tilt, its mirror fit 0.144 deg off (sigma 0.049).
   if (check.orbit && mirror.found && mirror.sigma_deg <= kTiltReportSigma &&
       std::fabs(e.tilt_deg - mirror.tilt_deg) > std::max(kMirrorBias, 2 * std::hypot(e.tilt_sigma_deg, mirror.sigma_deg))) {
     e.tilt_deg = degrees(s.c.tilt);
