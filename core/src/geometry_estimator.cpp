@@ -238,10 +238,9 @@ OffsetFit orbit_offset(const Problem& problem, const std::vector<Pair>& pairs, c
 }
 
 struct TiltCheck {
-  double tilt = 0;      // radians: the tilt reported
-  double sigma = 0;     // radians: what the check adds to its uncertainty
-  bool orbit = false;   // the orbit line's own tilt, pinned down on its own
-  double all_sigma = 0;  // radians: what the check adds to the all-lines tilt's uncertainty
+  bool orbit = false;       // the orbit line pins the tilt on its own
+  double tilt = 0, sigma = 0;  // radians: the orbit line's tilt and sigma, where it pins it
+  double all_sigma = 0;     // radians: what the check adds to the all-lines tilt's uncertainty
 };
 
 // The orbit plane's line alone is exact (the fan-beam relation; read along
@@ -266,7 +265,7 @@ TiltCheck check_tilt(const Problem& p, const std::vector<Pair>& pairs, const Sol
   const double orbit_sigma = std::max(curvature_sigmas(orbit.fit, true)[1],
                                       block_sigmas(p, pairs, orbit.c, true, scale, line)[1]);
   const double unchecked = std::max(std::fabs(orbit.c.tilt - all.c.tilt), orbit_sigma);
-  if (orbit_sigma >= kOrbitTiltPinned) return TiltCheck{all.c.tilt, unchecked, false, unchecked};
+  if (orbit_sigma >= kOrbitTiltPinned) return TiltCheck{false, 0, 0, unchecked};
   // The Gaussian's blur across rows meets rows that span different heights
   // in the two views of a pair (their magnifications differ), and where the
   // object changes sharply along y at the orbit plane that lends the tilt a
@@ -284,8 +283,8 @@ TiltCheck check_tilt(const Problem& p, const std::vector<Pair>& pairs, const Sol
   const Solution sharp = refine(cubic, pairs, 0, pairs.size(), orbit.c, true, 12, scale, line);
   const double apart = std::fabs(sharp.c.tilt - orbit.c.tilt);
   if (apart <= kReadingBias)
-    return TiltCheck{sharp.c.tilt, std::max(orbit_sigma, curvature_sigmas(sharp.fit, true)[1]), true, unchecked};
-  return TiltCheck{all.c.tilt, std::max(unchecked, apart), false, std::max(unchecked, apart)};
+    return TiltCheck{true, sharp.c.tilt, std::max(orbit_sigma, curvature_sigmas(sharp.fit, true)[1]), unchecked};
+  return TiltCheck{false, 0, 0, std::max(unchecked, apart)};
 }
 
 // The orbit plane's row of every kept view, in line integrals.
@@ -608,7 +607,7 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // A pinned orbit line stands on its own sigma: the off-plane lines'
   // curvature and spread describe a different, possibly biased, fit.
   const double all_sigma = degrees(std::max({curv[1], spread[1], check.all_sigma}));
-  e.tilt_deg = with_tilt ? degrees(check.tilt) : 0.0;
+  e.tilt_deg = with_tilt ? degrees(check.orbit ? check.tilt : s.c.tilt) : 0.0;
   e.tilt_sigma_deg = check.orbit ? degrees(check.sigma) : all_sigma;
   // Where the conjugate rays leave the tilt loose (the off-plane lines
   // mistake structure along y for a tilt: the heads), a full scan's views'
