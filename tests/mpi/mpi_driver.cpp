@@ -22,6 +22,7 @@
 #include <chrono>
 #include <csignal>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +73,8 @@ const fdk_view* view_of(const fdk_test::SmallScan& scan, int v) {
 }
 
 bool pushes(int root, int view) { return root == FDK_MPI_EVERY_RANK ? view % g_size == g_rank : g_rank == root; }
+// Whether this rank sends bands to others at all.
+bool pushes_any(int root) { return g_size > 1 && (root == FDK_MPI_EVERY_RANK || g_rank == root); }
 
 void push_share(fdk_mpi_context* ctx, const fdk_test::SmallScan& scan, int root) {
   for (int v = 0; v < scan.views(); ++v)
@@ -175,6 +178,22 @@ void identical(int argc, char** argv) {
   std::printf("rank %d: planes [%d, %d) slabs [%d, %d) rows [%d, %d) of 48\n", g_rank, info.plane_begin, info.plane_end,
               info.slab_begin, info.slab_end, info.row_begin, info.row_end);
   if (idle && g_rank == 1) check(info.plane_begin == info.plane_end, "the idle rank owns planes");
+  // The ranks of one mpirun share this host: a pushing rank's bands reach
+  // every other rank through shared memory, unless FDK_MPI_SHARED_MEMORY=0.
+  const char* shared_setting = std::getenv("FDK_MPI_SHARED_MEMORY");
+  const bool shared_off = shared_setting && std::string(shared_setting) == "0";
+  const int shared_expected = shared_off || !pushes_any(root) ? 0 : g_size - 1;
+  check(info.shared_memory_ranks == shared_expected, "rank " + std::to_string(g_rank) + "'s bands reach " +
+                                                         std::to_string(info.shared_memory_ranks) +
+                                                         " ranks through shared memory, not " +
+                                                         std::to_string(shared_expected));
+  // A caller built against 0.8 passes the struct without that field.
+  fdk_mpi_rank_info old{};
+  old.struct_size = static_cast<uint32_t>(offsetof(fdk_mpi_rank_info, shared_memory_ranks));
+  old.shared_memory_ranks = -7;
+  check(fdk_mpi_get_rank_info(ctx, g_rank, &old) == FDK_OK && old.plane_end == info.plane_end &&
+            old.capacity == info.capacity && old.shared_memory_ranks == -7,
+        "fdk_mpi_get_rank_info with 0.8's struct_size");
   // A budget that holds 4 of its 8 planes' views for certain: the others
   // take the rest, so no view is reduced to float16 and the bits hold.
   if (small_budget && g_rank == 1)

@@ -153,8 +153,10 @@ int main(int argc, char** argv) {
     if (g_rank == 0)
       std::printf("%s run %d: end to end %.3f s (slowest rank; pushes %.3f s, finish returned %.3f s), %d ranks, %d slabs\n",
                   run < o.warmup ? "warm-up" : "timed", run, worst, worst_push, worst_finish, g_size, slabs);
-    std::printf("  rank %d: planes [%d, %d) rows [%d, %d) of %d, own end to end %.3f s\n", g_rank, info.plane_begin,
-                info.plane_end, info.row_begin, info.row_end, o.c.det_v, total);
+    std::printf("  rank %d: planes [%d, %d) rows [%d, %d) of %d, bands to %d rank(s) through shared memory, own end to "
+                "end %.3f s\n",
+                g_rank, info.plane_begin, info.plane_end, info.row_begin, info.row_end, o.c.det_v,
+                info.shared_memory_ranks, total);
     std::fflush(stdout);
     if (run >= o.warmup) totals.push_back(worst);
     fdk_free_host(buffer);

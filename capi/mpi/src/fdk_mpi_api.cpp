@@ -3,6 +3,7 @@
 #include <fdk/fdk_mpi.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -193,6 +194,14 @@ fdk_status fdk_mpi_slab_owner(const fdk_mpi_context* ctx, int32_t slab, int32_t*
 
 fdk_status fdk_mpi_get_rank_info(const fdk_mpi_context* ctx, int32_t rank, fdk_mpi_rank_info* info) {
   return on_live(ctx, [&] {
+    // 0.8's struct ended at capacity.
+    constexpr size_t kSize08 = offsetof(fdk_mpi_rank_info, shared_memory_ranks);
+    if (info && info->struct_size == kSize08) {
+      const fdk_mpi_rank_info full = ctx->rank->rank_info(rank);
+      std::memcpy(reinterpret_cast<char*>(info) + sizeof info->struct_size,
+                  reinterpret_cast<const char*>(&full) + sizeof info->struct_size, kSize08 - sizeof info->struct_size);
+      return;
+    }
     check_out(info, "info");
     *info = ctx->rank->rank_info(rank);
   });

@@ -1,6 +1,7 @@
 #include "rank.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -182,7 +183,45 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
   ended_.assign(static_cast<size_t>(size_), 0);
   left_.assign(static_cast<size_t>(size_), 0);
   pool_ = std::make_unique<ThreadPool>(std::min(8, std::max(1, rows_->settings().num_threads)));
+  share_memory();
   guard.keep = true;
+}
+
+void Rank::share_memory() {
+  // A rank that pushes sends each other rank its rows: its slots hold the
+  // largest band of the configured geometry (a larger one, from a measured
+  // view geometry, travels as a message), as many as the in-flight bytes
+  // allow, and at least one for every other rank.
+  const bool sends = size_ > 1 && (mpi_.root == FDK_MPI_EVERY_RANK || mpi_.root == rank_);
+  const char* setting = std::getenv("FDK_MPI_SHARED_MEMORY");
+  const bool wanted = !(setting && std::strcmp(setting, "0") == 0);
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  size_t largest = 0;
+  for (int r = 0; r < size_; ++r) {
+    const auto& rows = shares_[static_cast<size_t>(r)].rows;
+    if (r != rank_ && rows[1] > rows[0]) largest = std::max(largest, row_bytes * static_cast<size_t>(rows[1] - rows[0]));
+  }
+  int slots = 0;
+  if (sends && wanted && largest > 0)
+    slots = std::max(size_ - 1, static_cast<int>(std::min<uint64_t>(64, mpi_.max_in_flight_bytes / largest)));
+  Verdict described = verdict_of([&](Verdict& v) {
+    shared_ = std::make_unique<SharedBands>(size_, largest, slots);
+    v.data = shared_->describe();
+  });
+  const auto descriptions = gather_verdicts(comm_, described, mpi_.timeout_s, "fdk_mpi_create");
+  throw_if_any_failed(descriptions);
+  Verdict mapped = verdict_of([&](Verdict& v) {
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_ && wanted && shared_->map(r, descriptions[static_cast<size_t>(r)].data)) v.data.push_back(r);
+  });
+  const auto maps = gather_verdicts(comm_, mapped, mpi_.timeout_s, "fdk_mpi_create");
+  throw_if_any_failed(maps);
+  for (int r = 0; r < size_; ++r)
+    for (int32_t source : maps[static_cast<size_t>(r)].data) {
+      if (source >= 0 && source < size_) ++shares_[static_cast<size_t>(source)].shared_memory_ranks;
+      if (source == rank_) shared_->set_reaches(r);
+    }
+  shared_->unlink_own();
 }
 
 Rank::~Rank() {
@@ -235,31 +274,37 @@ std::vector<char> Rank::take_buffer(size_t bytes) {
   return buffer;
 }
 
-void Rank::notify(int to, int tag, int view, fdk_status status, const std::string& message) {
-  FailHeader h;
-  h.index = view;
-  h.status = status;
-  h.length = static_cast<int32_t>(message.size());
+void Rank::post(int to, int tag, std::vector<char> bytes) {
   Sending s;
-  s.bytes.resize(sizeof h + message.size());
-  std::memcpy(s.bytes.data(), &h, sizeof h);
-  std::memcpy(s.bytes.data() + sizeof h, message.data(), message.size());
+  s.bytes = std::move(bytes);
   check_mpi(MPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, tag, comm_, &s.request),
             "MPI_Isend");
   in_flight_ += s.bytes.size();
   sending_.push_back(std::move(s));
 }
 
-void Rank::make_room(uint64_t bytes) {
+void Rank::notify(int to, int tag, int view, fdk_status status, const std::string& message) {
+  FailHeader h;
+  h.index = view;
+  h.status = status;
+  h.length = static_cast<int32_t>(message.size());
+  std::vector<char> bytes(sizeof h + message.size());
+  std::memcpy(bytes.data(), &h, sizeof h);
+  std::memcpy(bytes.data() + sizeof h, message.data(), message.size());
+  post(to, tag, std::move(bytes));
+}
+
+void Rank::make_room(uint64_t bytes, int slots) {
   const uint64_t limit = mpi_.max_in_flight_bytes;
   auto news = Clock::now();
   for (;;) {
     reap_sends();
-    if (in_flight_ == 0 || in_flight_ + bytes <= limit) return;
+    if ((in_flight_ == 0 || in_flight_ + bytes <= limit) && shared_->free_slots() >= slots) return;
     const uint64_t before = in_flight_;
+    const int free_before = shared_->free_slots();
     if (drain_incoming()) news = Clock::now();
     reap_sends();
-    if (in_flight_ < before) news = Clock::now();
+    if (in_flight_ < before || shared_->free_slots() > free_before) news = Clock::now();
     if (Clock::now() - news > std::chrono::duration<double>(mpi_.timeout_s)) {
       fail(FDK_ERROR_INVALID_STATE, "fdk_mpi_push_projection: the bands already sent have not been received for " +
                                         std::to_string(static_cast<long long>(mpi_.timeout_s)) +
@@ -270,30 +315,52 @@ void Rank::make_room(uint64_t bytes) {
   }
 }
 
-void Rank::send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
-                     std::array<int, 2> rows) {
-  const int nu = rows_->settings().config.detector.size[0];
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(nu);
+ViewHeader Rank::band_header(int index, const fdk_view* view, std::array<int, 2> rows) const {
   ViewHeader h;
   h.index = index;
   h.row_begin = rows[0];
   h.row_end = rows[1];
   h.has_view = view ? 1 : 0;
   if (view) h.view = *view;
-  Sending s;
-  s.bytes = take_buffer(sizeof h + row_bytes * static_cast<size_t>(rows[1] - rows[0]));
-  std::memcpy(s.bytes.data(), &h, sizeof h);
+  return h;
+}
+
+void Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows) {
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
   const int count = rows[1] - rows[0];
   const int tasks = std::min(count, 4 * pool_->size());
   pool_->parallel_for(tasks, [&](int task, int) {
     for (int j = rows[0] + count * task / tasks; j < rows[0] + count * (task + 1) / tasks; ++j)
-      std::memcpy(s.bytes.data() + sizeof h + row_bytes * static_cast<size_t>(j - rows[0]),
+      std::memcpy(to + row_bytes * static_cast<size_t>(j - rows[0]),
                   reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j), row_bytes);
   });
-  check_mpi(MPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, kTagView, comm_, &s.request),
-            "MPI_Isend");
-  in_flight_ += s.bytes.size();
-  sending_.push_back(std::move(s));
+}
+
+bool Rank::travels_shared(int to, int rows) const {
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  return shared_->reaches(to) && shared_->fits(row_bytes * static_cast<size_t>(rows));
+}
+
+void Rank::send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
+                     std::array<int, 2> rows) {
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  const ViewHeader h = band_header(index, view, rows);
+  std::vector<char> bytes = take_buffer(sizeof h + row_bytes * static_cast<size_t>(rows[1] - rows[0]));
+  std::memcpy(bytes.data(), &h, sizeof h);
+  copy_rows(bytes.data() + sizeof h, pixels, pitch_bytes, rows);
+  post(to, kTagView, std::move(bytes));
+}
+
+void Rank::send_band_shared(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
+                            std::array<int, 2> rows) {
+  SharedViewHeader h;
+  h.band = band_header(index, view, rows);
+  h.slot = shared_->take();  // make_room saw it free
+  copy_rows(shared_->rows(h.slot), pixels, pitch_bytes, rows);
+  h.stamp = shared_->publish(h.slot);
+  std::vector<char> bytes(sizeof h);
+  std::memcpy(bytes.data(), &h, sizeof h);
+  post(to, kTagSharedView, std::move(bytes));
 }
 
 void Rank::report_remote_failures() {
@@ -340,13 +407,18 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
   }
   std::vector<std::pair<int, std::array<int, 2>>> targets;
   uint64_t remote_bytes = 0;
+  int slots = 0;
   for (int r = 0; r < size_; ++r) {
     const RankShare& s = shares_[static_cast<size_t>(r)];
     if (delivered[static_cast<size_t>(r)] || s.planes[0] >= s.planes[1]) continue;
     const auto rows = rows_->rows(m, s.planes[0], s.planes[1]);
     if (rows[0] >= rows[1]) continue;
     targets.push_back({r, rows});
-    if (r != rank_) remote_bytes += sizeof(ViewHeader) + row_bytes * static_cast<size_t>(rows[1] - rows[0]);
+    if (r == rank_) continue;
+    if (travels_shared(r, rows[1] - rows[0]))
+      ++slots;
+    else
+      remote_bytes += sizeof(ViewHeader) + row_bytes * static_cast<size_t>(rows[1] - rows[0]);
   }
   // The rows other ranks get are checked here, before anything leaves: a
   // band with a bad pixel must not reach a rank (this rank's own band is
@@ -380,7 +452,7 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(index) + " was already pushed (every rank that needs it has it)");
   if (remote_bytes + sizeof(ViewHeader) > (uint64_t{1} << 31) - 1)
     fail(FDK_ERROR_UNSUPPORTED, "a band of projection " + std::to_string(index) + " exceeds 2 GiB, more than one MPI message carries");
-  make_room(remote_bytes);
+  make_room(remote_bytes, slots);
   // This rank's band first: when it fails, nothing has left.
   for (const auto& [r, rows] : targets)
     if (r == rank_) {
@@ -391,7 +463,10 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     }
   for (const auto& [r, rows] : targets)
     if (r != rank_) {
-      send_band(r, index, pixels, pitch_bytes, view, rows);
+      if (travels_shared(r, rows[1] - rows[0]))
+        send_band_shared(r, index, pixels, pitch_bytes, view, rows);
+      else
+        send_band(r, index, pixels, pitch_bytes, view, rows);
       delivered[static_cast<size_t>(r)] = 1;
     }
 }
@@ -415,6 +490,15 @@ bool Rank::drain_incoming() {
               "MPI_Recv");
     switch (status.MPI_TAG) {
       case kTagView: handle_view(status.MPI_SOURCE, message); break;
+      case kTagSharedView: handle_shared_view(status.MPI_SOURCE, message); break;
+      case kTagSlotFree: {
+        SlotHeader h;
+        if (message.size() >= sizeof h) {
+          std::memcpy(&h, message.data(), sizeof h);
+          shared_->give_back(h.slot);
+        }
+        break;
+      }
       case kTagFail: handle_fail(status.MPI_SOURCE, message, false); break;
       case kTagLeave: handle_fail(status.MPI_SOURCE, message, true); break;
       case kTagEnd: {
@@ -434,9 +518,37 @@ void Rank::handle_view(int source, const std::vector<char>& message) {
   ViewHeader h;
   if (message.size() < sizeof h) return;
   std::memcpy(&h, message.data(), sizeof h);
+  store_band(source, h, reinterpret_cast<const float*>(message.data() + sizeof h));
+}
+
+void Rank::handle_shared_view(int source, const std::vector<char>& message) {
+  SharedViewHeader h;
+  if (message.size() < sizeof h) return;
+  std::memcpy(&h, message.data(), sizeof h);
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  const int count = h.band.row_end - h.band.row_begin;
+  const char* rows = count > 0 ? shared_->received(source, h.slot, h.stamp, row_bytes * static_cast<size_t>(count)) : nullptr;
+  if (rows) {
+    store_band(source, h.band, reinterpret_cast<const float*>(rows));
+  } else {
+    // Never seen: the stamp is written after the rows, before the message.
+    const std::string text = "FDK_ERROR_INTERNAL: internal error: rank " + std::to_string(rank_) +
+                             " could not read the band of projection " + std::to_string(h.band.index) +
+                             " from rank " + std::to_string(source) + "'s shared memory";
+    received_.push_back(h.band.index);
+    local_failures_.push_back({{h.band.index, rank_, FDK_ERROR_INTERNAL}, text});
+    notify(source, kTagFail, h.band.index, FDK_ERROR_INTERNAL, text);
+  }
+  SlotHeader back;
+  back.slot = h.slot;
+  std::vector<char> bytes(sizeof back);
+  std::memcpy(bytes.data(), &back, sizeof back);
+  post(source, kTagSlotFree, std::move(bytes));
+}
+
+void Rank::store_band(int source, const ViewHeader& h, const float* rows) {
   received_.push_back(h.index);
   const fdk_view* view = h.has_view ? &h.view : nullptr;
-  const auto* rows = reinterpret_cast<const float*>(message.data() + sizeof h);
   const size_t pitch = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
   auto push = [&] {
     if (!local_) fail(FDK_ERROR_INTERNAL, "a band reached a rank without planes");
@@ -599,6 +711,7 @@ fdk_mpi_rank_info Rank::rank_info(int rank) const {
   info.row_begin = s.rows[0];
   info.row_end = s.rows[1];
   info.capacity = s.capacity;
+  info.shared_memory_ranks = s.shared_memory_ranks;
   return info;
 }
 

@@ -19,6 +19,8 @@
 #include "deadline.hpp"
 #include "fdk/core/reconstruction.hpp"
 #include "fdk/core/thread_pool.hpp"
+#include "shared_bands.hpp"
+#include "wire.hpp"
 
 namespace fdk::mpi {
 
@@ -28,6 +30,7 @@ struct RankShare {
   int slab_begin = 0, slab_end = 0;
   std::array<int, 2> rows{0, 0};  // for the configured geometry
   double capacity = 0;
+  int shared_memory_ranks = 0;  // its bands reach them through shared memory
 };
 
 class Rank {
@@ -64,19 +67,35 @@ class Rank {
   };
 
   void check_index(int slab) const;
+  // At create: the shared-memory slots of the ranks on this host
+  // (shared_bands.hpp), collective.
+  void share_memory();
   // Receives whatever has arrived (bands pushed into the local
   // reconstruction, failure notices, ends of rounds); true when something did.
   bool drain_incoming();
   void handle_view(int source, const std::vector<char>& message);
+  void handle_shared_view(int source, const std::vector<char>& message);
+  // Pushes a band another rank sent into the local reconstruction; a
+  // failure is kept for fdk_mpi_finish and told to the sender.
+  void store_band(int source, const ViewHeader& h, const float* rows);
   std::vector<char> take_buffer(size_t bytes);
   void handle_fail(int source, const std::vector<char>& message, bool leave);
   // Frees the sends that completed; their bytes leave the in-flight count.
   void reap_sends();
   // Waits (receiving meanwhile) until `bytes` more fit in flight, or nothing
-  // is in flight; throws INVALID_STATE after the timeout without news.
-  void make_room(uint64_t bytes);
+  // is in flight, and `slots` shared slots are free; throws INVALID_STATE
+  // after the timeout without news.
+  void make_room(uint64_t bytes, int slots);
+  // Whether a band of `rows` rows to `to` goes through shared memory.
+  bool travels_shared(int to, int rows) const;
   void send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
                  std::array<int, 2> rows);
+  void send_band_shared(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
+                        std::array<int, 2> rows);
+  // Copies rows [rows[0], rows[1]) of a pushed view to `to`, side by side.
+  void copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows);
+  ViewHeader band_header(int index, const fdk_view* view, std::array<int, 2> rows) const;
+  void post(int to, int tag, std::vector<char> bytes);
   void notify(int to, int tag, int view, fdk_status status, const std::string& message);
   // The failures other ranks sent about this rank's bands, not yet
   // reported; throws them (the call then did nothing else).
@@ -103,6 +122,7 @@ class Rank {
   std::vector<std::vector<char>> spare_;
   uint64_t in_flight_ = 0;
   std::vector<std::vector<unsigned char>> delivered_;  // [view][rank]: sent and not reported failed
+  std::unique_ptr<SharedBands> shared_;  // after create: never null
 
   // Receiving, into one buffer reused (the local push copies out of it).
   std::vector<char> incoming_;

@@ -27,7 +27,14 @@
  * MPI_Isend, at most fdk_mpi_config.max_in_flight_bytes per sending rank;
  * a rank receives while it is inside fdk_mpi_push_projection or
  * fdk_mpi_finish, so ranks that push nothing call fdk_mpi_finish at once
- * and receive there while the scan goes on.
+ * and receive there while the scan goes on. Between ranks on one host the
+ * rows travel through POSIX shared memory (/dev/shm, as many slots of the
+ * largest band as max_in_flight_bytes holds, at least one per other rank;
+ * named only while fdk_mpi_create runs) and only a small message goes
+ * through MPI: the receiver pushes them straight from the sender's slot
+ * (fdk_mpi_rank_info.shared_memory_ranks says where this happens). A host
+ * where that cannot be set up keeps the messages; the environment
+ * variable FDK_MPI_SHARED_MEMORY=0 turns it off.
  *
  * Collective calls (every rank of the communicator, in the same order):
  * fdk_mpi_create, fdk_mpi_finish. All others are local.
@@ -175,6 +182,12 @@ typedef struct fdk_mpi_rank_info {
   int32_t row_begin;     /* the detector rows it receives, filters and */
   int32_t row_end;       /*   stores [row_begin, row_end) (empty: none) */
   double capacity;       /* its capacity as used for the split */
+  /* Added in 0.9.0 (a caller built against 0.8 passes the smaller
+     struct_size and gets the fields above): */
+  int32_t shared_memory_ranks; /* the ranks its bands reach through shared
+                               memory on their host instead of MPI messages
+                               (0 for a rank that pushes nothing, and with
+                               FDK_MPI_SHARED_MEMORY=0) */
 } fdk_mpi_rank_info;
 
 FDK_MPI_API fdk_status fdk_mpi_get_rank_info(const fdk_mpi_context* ctx,
