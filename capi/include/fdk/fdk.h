@@ -83,7 +83,7 @@ extern "C" {
 
 /* ---- version -------------------------------------------------------------- */
 #define FDK_VERSION_MAJOR 0
-#define FDK_VERSION_MINOR 8
+#define FDK_VERSION_MINOR 9
 #define FDK_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, comparable with fdk_version(). */
 #define FDK_VERSION_NUMBER \

@@ -25,7 +25,7 @@ from .preview import PreviewInfo, PreviewSlices
 from .reconstructor import Progress, Reconstructor, Slab
 from .volume_array import VolumeArray
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 
 
 def library_version() -> str:
