@@ -202,12 +202,23 @@ void IngestPipeline::push(int view, const ViewGeometry& geometry, const IndexMat
   std::vector<int64_t> first_bad(static_cast<size_t>(chunks), -1);
   float* raw = slot.raw->data();
   // Rows this process was not given: zero, so that no backend filters
-  // what an earlier view left in the slot.
+  // what an earlier view left in the slot. Only those an earlier push
+  // wrote: an MPI rank's bands are the same rows view after view, and
+  // zeroing the rest of a 4096-row slot every time (one thread) took as
+  // long as copying the band (docs/DISTRIBUTED.md).
   const size_t row_floats = static_cast<size_t>(nu);
-  if (row_begin > 0) std::memset(raw, 0, sizeof(float) * row_floats * static_cast<size_t>(row_begin));
-  if (row_end < model_.input_detector.size[1])
-    std::memset(raw + row_floats * static_cast<size_t>(row_end), 0,
-                sizeof(float) * row_floats * static_cast<size_t>(model_.input_detector.size[1] - row_end));
+  const int height = model_.input_detector.size[1];
+  auto zero_rows = [&](int begin, int end) {
+    begin = std::max(begin, 0);
+    end = std::min(end, height);
+    if (begin < end)
+      std::memset(raw + row_floats * static_cast<size_t>(begin), 0,
+                  sizeof(float) * row_floats * static_cast<size_t>(end - begin));
+  };
+  zero_rows(slot.dirty_begin, std::min(slot.dirty_end, row_begin));
+  zero_rows(std::max(slot.dirty_begin, row_end), slot.dirty_end);
+  slot.dirty_begin = row_begin;
+  slot.dirty_end = row_end;
   raw += row_floats * static_cast<size_t>(row_begin);
   pool.parallel_for(chunks, [&](int c, int) {
     for (int j = nv * c / chunks; j < nv * (c + 1) / chunks; ++j) {

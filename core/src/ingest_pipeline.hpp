@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -117,6 +118,9 @@ class IngestPipeline {
   void settle_locked(std::unique_lock<std::mutex>& lock);
   struct Slot {
     std::unique_ptr<StagingBuffer> raw, filtered;
+    // Rows of `raw` that may hold something other than zeros (all of them
+    // at first): a push of a band zeroes only these outside its band.
+    int dirty_begin = 0, dirty_end = std::numeric_limits<int>::max();
   };
   // One pushed view on its way.
   struct Job {
