@@ -347,6 +347,44 @@ void leave() {
   fdk_mpi_destroy(ctx);
 }
 
+// Rank 1 cancels its reconstruction before any band reaches it: every band
+// it receives then fails to store, the pushing rank hears it, and
+// fdk_mpi_finish fails on every rank naming rank 1, within seconds,
+// whether the bands came through shared memory or as messages.
+void cancelled_rank() {
+  fdk_test::SmallScan scan(32, 8, 48);
+  scan.config.slab_thickness = 4;  // planes for every rank
+  fdk_mpi_config m = mpi_config(0);
+  fdk_mpi_context* ctx = nullptr;
+  check(fdk_mpi_create(&scan.config, &m, MPI_COMM_WORLD, &ctx) == FDK_OK, fdk_mpi_last_create_error());
+  if (!ctx) return;
+  if (g_rank == 1) check(fdk_mpi_cancel(ctx) == FDK_OK, "cancel");
+  MPI_Barrier(MPI_COMM_WORLD);
+  int heard = 0;
+  if (g_rank == 0)
+    for (int v = 0; v < scan.views(); ++v) {
+      // A push that reports earlier bands' failures does nothing else: the
+      // view is pushed again, and goes only where it is missing.
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const fdk_status st = fdk_mpi_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr);
+        if (st == FDK_OK) break;
+        const bool named = contains(fdk_mpi_last_error(ctx), "was not stored on rank 1");
+        check(named, std::string("push: ") + fdk_mpi_last_error(ctx));
+        heard += named ? 1 : 0;
+        if (!named) break;
+      }
+    }
+  const auto start = std::chrono::steady_clock::now();
+  const fdk_status s = fdk_mpi_finish(ctx);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check(s == FDK_ERROR_CANCELLED && contains(fdk_mpi_last_error(ctx), "rank 1"),
+        "finish: " + std::string(fdk_status_string(s)) + ": " + fdk_mpi_last_error(ctx));
+  check(seconds < 10, "the finish took " + std::to_string(seconds) + " s");
+  std::printf("rank %d: %d push(es) told of rank 1's failures; finish after %.2f s: %s\n", g_rank, heard, seconds,
+              fdk_mpi_last_error(ctx));
+  fdk_mpi_destroy(ctx);
+}
+
 void timeout() {
   fdk_test::SmallScan scan(32, 8, 48);
   fdk_mpi_config m = mpi_config(0);
@@ -481,6 +519,7 @@ int main(int argc, char** argv) {
   else if (scenario == "duplicate") duplicate();
   else if (scenario == "leave") leave();
   else if (scenario == "timeout") timeout();
+  else if (scenario == "cancelled-rank") cancelled_rank();
   else if (scenario == "kill") kill_mid_scan();
   else if (scenario == "destroy-twice") destroy_twice();
   else if (scenario == "after-destroy") after_destroy();
