@@ -355,7 +355,11 @@ void Rank::send_band_shared(int to, int index, const float* pixels, size_t pitch
                             std::array<int, 2> rows) {
   SharedViewHeader h;
   h.band = band_header(index, view, rows);
-  h.slot = shared_->take();  // make_room saw it free
+  h.slot = shared_->take();  // make_room saw one free
+  if (h.slot < 0) {
+    send_band(to, index, pixels, pitch_bytes, view, rows);
+    return;
+  }
   copy_rows(shared_->rows(h.slot), pixels, pitch_bytes, rows);
   h.stamp = shared_->publish(h.slot);
   std::vector<char> bytes(sizeof h);
