@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -360,6 +361,63 @@ TEST(Ingest, AStagingSlotIsReusedOnlyOnceTheBackendStoppedReadingIt) {
     ASSERT_EQ(c.size(), scan.projections[static_cast<size_t>(v)].size()) << "view " << v;
     EXPECT_TRUE(std::equal(c.begin(), c.end(), scan.pixels(v))) << "view " << v << " was overwritten";
   }
+}
+
+// A backend that counts, at filter(), nonzero pixels outside the rows the
+// view was pushed with: staging must hold zeros there, whatever an earlier
+// view left in the slot.
+class RowWindowCheck final : public fdk::Backend {
+ public:
+  RowWindowCheck(std::unique_ptr<fdk::Backend> inner, std::atomic<int>& stale, std::atomic<int>& filtered)
+      : inner_(std::move(inner)), stale_(stale), filtered_(filtered) {}
+  fdk_backend kind() const override { return inner_->kind(); }
+  void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
+              float* filtered) override {
+    const auto rows = model.rows_of(view);
+    for (int j = 0; j < model.input_detector.size[1]; ++j) {
+      if (j >= rows[0] && j < rows[1]) continue;
+      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch * static_cast<size_t>(j));
+      for (int i = 0; i < model.input_detector.size[0]; ++i) stale_ += row[i] != 0.0f ? 1 : 0;
+    }
+    ++filtered_;
+    inner_->filter(model, view, g, pixels, pitch, filtered);
+  }
+  void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
+  uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
+    return inner_->host_work_bytes(m, planes);
+  }
+  void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
+
+ private:
+  std::unique_ptr<fdk::Backend> inner_;
+  std::atomic<int>& stale_;
+  std::atomic<int>& filtered_;
+};
+
+// An MPI rank pushes bands; a slot is zeroed only where an earlier push
+// wrote outside the new band (its rows are the same view after view).
+// Bands that grow, shrink, move and return to the whole view, all of ones,
+// through the few slots of a small scan: no row outside a band is nonzero.
+TEST(Ingest, ABandSeesZerosOutsideItsRowsWhateverTheSlotHeldBefore) {
+  const SmallScan scan;
+  const int nu = scan.config.detector.size[0], nv = scan.config.detector.size[1];
+  const std::vector<float> ones(static_cast<size_t>(nu) * static_cast<size_t>(nv), 1.0f);
+  const std::array<int, 2> bands[] = {{0, nv}, {nv / 4, nv / 2}, {0, nv / 3}, {nv / 2, nv}, {nv / 4, nv / 2},
+                                      {1, nv - 1}, {nv - 3, nv}, {0, 2}, {0, nv}, {nv / 3, 2 * nv / 3}};
+  std::atomic<int> stale{0}, filtered{0};
+  {
+    fdk::Reconstruction r(scan.config, [&](const fdk::ScanModel& m, const fdk::Settings& s) {
+      return std::make_unique<RowWindowCheck>(fdk::make_cpu_backend(m, s.num_threads), stale, filtered);
+    });
+    for (int v = 0; v < scan.views(); ++v) {
+      const auto band = bands[static_cast<size_t>(v) % (sizeof bands / sizeof bands[0])];
+      r.push_rows(v, band[0], band[1], ones.data() + static_cast<size_t>(band[0]) * static_cast<size_t>(nu),
+                  sizeof(float) * static_cast<size_t>(nu), nullptr);
+    }
+    r.settle();
+  }
+  EXPECT_EQ(filtered.load(), scan.views());
+  EXPECT_EQ(stale.load(), 0) << "pixels left from an earlier view outside a band";
 }
 
 // Reads come back to back; compression between them took the bus and the
