@@ -51,10 +51,29 @@ struct Injection {
   }
 };
 
-class InjectingBackend final : public fdk::Backend {
+// A backend that hands every call to another (the CPU backend); the tests'
+// backends below change filter() (and view_dropped) only.
+class ForwardingBackend : public fdk::Backend {
  public:
-  InjectingBackend(std::unique_ptr<fdk::Backend> inner, Injection& in) : inner_(std::move(inner)), in_(in) {}
+  explicit ForwardingBackend(std::unique_ptr<fdk::Backend> inner) : inner_(std::move(inner)) {}
   fdk_backend kind() const override { return inner_->kind(); }
+  void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
+              float* filtered) override {
+    inner_->filter(model, view, g, pixels, pitch, filtered);
+  }
+  void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
+  uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
+    return inner_->host_work_bytes(m, planes);
+  }
+  void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
+
+ private:
+  std::unique_ptr<fdk::Backend> inner_;
+};
+
+class InjectingBackend final : public ForwardingBackend {
+ public:
+  InjectingBackend(std::unique_ptr<fdk::Backend> inner, Injection& in) : ForwardingBackend(std::move(inner)), in_(in) {}
   void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
               float* filtered) override {
     {
@@ -74,17 +93,11 @@ class InjectingBackend final : public fdk::Backend {
       }
     }
     if (view % 2 == 0) std::this_thread::sleep_for(in_.even_view_delay);
-    inner_->filter(model, view, g, pixels, pitch, filtered);
+    ForwardingBackend::filter(model, view, g, pixels, pitch, filtered);
   }
   void view_dropped(const fdk::ScanModel&, int) override { ++in_.dropped; }
-  void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
-  uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
-    return inner_->host_work_bytes(m, planes);
-  }
-  void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
 
  private:
-  std::unique_ptr<fdk::Backend> inner_;
   Injection& in_;
 };
 
@@ -366,11 +379,10 @@ TEST(Ingest, AStagingSlotIsReusedOnlyOnceTheBackendStoppedReadingIt) {
 // A backend that counts, at filter(), nonzero pixels outside the rows the
 // view was pushed with: staging must hold zeros there, whatever an earlier
 // view left in the slot.
-class RowWindowCheck final : public fdk::Backend {
+class RowWindowCheck final : public ForwardingBackend {
  public:
   RowWindowCheck(std::unique_ptr<fdk::Backend> inner, std::atomic<int>& stale, std::atomic<int>& filtered)
-      : inner_(std::move(inner)), stale_(stale), filtered_(filtered) {}
-  fdk_backend kind() const override { return inner_->kind(); }
+      : ForwardingBackend(std::move(inner)), stale_(stale), filtered_(filtered) {}
   void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
               float* filtered) override {
     const auto rows = model.rows_of(view);
@@ -380,16 +392,10 @@ class RowWindowCheck final : public fdk::Backend {
       for (int i = 0; i < model.input_detector.size[0]; ++i) stale_ += row[i] != 0.0f ? 1 : 0;
     }
     ++filtered_;
-    inner_->filter(model, view, g, pixels, pitch, filtered);
+    ForwardingBackend::filter(model, view, g, pixels, pitch, filtered);
   }
-  void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
-  uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
-    return inner_->host_work_bytes(m, planes);
-  }
-  void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
 
  private:
-  std::unique_ptr<fdk::Backend> inner_;
   std::atomic<int>& stale_;
   std::atomic<int>& filtered_;
 };
