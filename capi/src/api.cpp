@@ -12,6 +12,7 @@
 #include "fdk/core/per_thread.hpp"
 #include "context.hpp"
 #include "live_handles.hpp"
+#include "struct_size.hpp"
 
 using fdk::capi::guarded;
 
@@ -45,20 +46,12 @@ namespace {
 #define FDK_STR2(x) #x
 #define FDK_STR(x) FDK_STR2(x)
 
+using fdk::capi::check_out_struct_sizes;
+using fdk::capi::copy_out;
+
 template <class Info>
 void check_out_struct(const Info* info, const char* name, size_t older_size = sizeof(Info)) {
-  if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
-  if (info->struct_size != sizeof(Info) && info->struct_size != older_size)
-    fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
-}
-
-// Copies the first struct_size bytes of `full` (whose struct_size is
-// sizeof) into a caller's struct of an older, smaller layout.
-template <class Info>
-void copy_out(const Info& full, Info* info) {
-  const uint32_t size = info->struct_size;
-  std::memcpy(info, &full, size);
-  info->struct_size = size;
+  check_out_struct_sizes(info, name, {older_size});
 }
 
 // The sizes of structs as 0.1 laid them out, before fields were appended.
@@ -84,16 +77,6 @@ bool fdk::capi::older_config_size(size_t size) {
 }
 
 namespace {
-
-// Accepts the current size and any of `older`.
-template <class Info>
-void check_out_struct_sizes(const Info* info, const char* name, std::initializer_list<size_t> older) {
-  if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
-  if (info->struct_size == sizeof(Info)) return;
-  for (size_t size : older)
-    if (info->struct_size == size) return;
-  fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
-}
 
 const fdk::Reconstruction& recon_of(const fdk_context* ctx) { return *ctx->recon; }
 

@@ -13,6 +13,7 @@
 #include "live_handles.hpp"
 #include "rank.hpp"
 #include "run_guarded.hpp"
+#include "struct_size.hpp"
 
 struct fdk_mpi_context {
   std::unique_ptr<fdk::mpi::Rank> rank;
@@ -60,12 +61,10 @@ void require(bool ok, const char* what) {
   if (!ok) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, what);
 }
 
-template <class Info>
-void check_out(const Info* info, const char* name) {
-  if (!info) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL");
-  if (info->struct_size != sizeof(Info))
-    fdk::fail(FDK_ERROR_STRUCT_SIZE, std::string(name) + "->struct_size must be sizeof(" + name + ")");
-}
+using fdk::capi::check_out_struct_sizes;
+
+// fdk_mpi_rank_info as 0.8 laid it out.
+constexpr size_t kRankInfoSize08 = offsetof(fdk_mpi_rank_info, shared_memory_ranks);
 
 }  // namespace
 
@@ -180,7 +179,7 @@ fdk_status fdk_mpi_slab_count(const fdk_mpi_context* ctx, int32_t* count) {
 
 fdk_status fdk_mpi_get_slab_info(const fdk_mpi_context* ctx, int32_t slab, fdk_slab_info* info) {
   return on_live(ctx, [&] {
-    check_out(info, "info");
+    check_out_struct_sizes(info, "info");
     *info = ctx->rank->slab_info(slab);
   });
 }
@@ -194,16 +193,8 @@ fdk_status fdk_mpi_slab_owner(const fdk_mpi_context* ctx, int32_t slab, int32_t*
 
 fdk_status fdk_mpi_get_rank_info(const fdk_mpi_context* ctx, int32_t rank, fdk_mpi_rank_info* info) {
   return on_live(ctx, [&] {
-    // 0.8's struct ended at capacity.
-    constexpr size_t kSize08 = offsetof(fdk_mpi_rank_info, shared_memory_ranks);
-    if (info && info->struct_size == kSize08) {
-      const fdk_mpi_rank_info full = ctx->rank->rank_info(rank);
-      std::memcpy(reinterpret_cast<char*>(info) + sizeof info->struct_size,
-                  reinterpret_cast<const char*>(&full) + sizeof info->struct_size, kSize08 - sizeof info->struct_size);
-      return;
-    }
-    check_out(info, "info");
-    *info = ctx->rank->rank_info(rank);
+    check_out_struct_sizes(info, "info", {kRankInfoSize08});
+    fdk::capi::copy_out(ctx->rank->rank_info(rank), info);
   });
 }
 
@@ -213,7 +204,7 @@ fdk_status fdk_mpi_read_slab(fdk_mpi_context* ctx, int32_t slab, float* buffer, 
 
 fdk_status fdk_mpi_get_progress(const fdk_mpi_context* ctx, fdk_progress* progress) {
   return on_live(ctx, [&] {
-    check_out(progress, "progress");
+    check_out_struct_sizes(progress, "progress");
     *progress = ctx->rank->progress();
   });
 }

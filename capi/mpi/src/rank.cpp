@@ -195,7 +195,7 @@ void Rank::share_memory() {
   const bool sends = size_ > 1 && (mpi_.root == FDK_MPI_EVERY_RANK || mpi_.root == rank_);
   const char* setting = std::getenv("FDK_MPI_SHARED_MEMORY");
   const bool wanted = !(setting && std::strcmp(setting, "0") == 0);
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  const size_t row_bytes = this->row_bytes();
   size_t largest = 0;
   for (int r = 0; r < size_; ++r) {
     const auto& rows = shares_[static_cast<size_t>(r)].rows;
@@ -326,7 +326,7 @@ ViewHeader Rank::band_header(int index, const fdk_view* view, std::array<int, 2>
 }
 
 void Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows) {
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  const size_t row_bytes = this->row_bytes();
   const int count = rows[1] - rows[0];
   const int tasks = std::min(count, 4 * pool_->size());
   pool_->parallel_for(tasks, [&](int task, int) {
@@ -337,15 +337,13 @@ void Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::arr
 }
 
 bool Rank::travels_shared(int to, int rows) const {
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
-  return shared_->reaches(to) && shared_->fits(row_bytes * static_cast<size_t>(rows));
+  return shared_->reaches(to) && shared_->fits(row_bytes() * static_cast<size_t>(rows));
 }
 
 void Rank::send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
                      std::array<int, 2> rows) {
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
   const ViewHeader h = band_header(index, view, rows);
-  std::vector<char> bytes = take_buffer(sizeof h + row_bytes * static_cast<size_t>(rows[1] - rows[0]));
+  std::vector<char> bytes = take_buffer(sizeof h + row_bytes() * static_cast<size_t>(rows[1] - rows[0]));
   std::memcpy(bytes.data(), &h, sizeof h);
   copy_rows(bytes.data() + sizeof h, pixels, pitch_bytes, rows);
   post(to, kTagView, std::move(bytes));
@@ -409,7 +407,12 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     const fdk_view_state state = local_->view_state(index, nullptr);
     if (state == FDK_VIEW_ABSENT || state == FDK_VIEW_FAILED) delivered[static_cast<size_t>(rank_)] = 0;
   }
-  std::vector<std::pair<int, std::array<int, 2>>> targets;
+  struct Target {
+    int rank;
+    std::array<int, 2> rows;
+    bool shared;  // through a shared slot, not a message
+  };
+  std::vector<Target> targets;
   uint64_t remote_bytes = 0;
   int slots = 0;
   for (int r = 0; r < size_; ++r) {
@@ -417,11 +420,11 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     if (delivered[static_cast<size_t>(r)] || s.planes[0] >= s.planes[1]) continue;
     const auto rows = rows_->rows(m, s.planes[0], s.planes[1]);
     if (rows[0] >= rows[1]) continue;
-    targets.push_back({r, rows});
-    if (r == rank_) continue;
-    if (travels_shared(r, rows[1] - rows[0]))
+    const bool shared = r != rank_ && travels_shared(r, rows[1] - rows[0]);
+    targets.push_back({r, rows, shared});
+    if (shared)
       ++slots;
-    else
+    else if (r != rank_)
       remote_bytes += sizeof(ViewHeader) + row_bytes * static_cast<size_t>(rows[1] - rows[0]);
   }
   // The rows other ranks get are checked here, before anything leaves: a
@@ -429,11 +432,11 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
   // checked by its push).
   std::array<int, 2> own{0, 0};
   std::vector<unsigned char> check_row(static_cast<size_t>(nv), 0);
-  for (const auto& [r, rows] : targets)
-    if (r == rank_) own = rows;
-  for (const auto& [r, rows] : targets)
-    if (r != rank_)
-      for (int j = rows[0]; j < rows[1]; ++j) check_row[static_cast<size_t>(j)] = j < own[0] || j >= own[1];
+  for (const Target& t : targets)
+    if (t.rank == rank_) own = t.rows;
+  for (const Target& t : targets)
+    if (t.rank != rank_)
+      for (int j = t.rows[0]; j < t.rows[1]; ++j) check_row[static_cast<size_t>(j)] = j < own[0] || j >= own[1];
   std::vector<int> bad(static_cast<size_t>(pool_->size() * 4), -1);
   const int tasks = static_cast<int>(bad.size());
   pool_->parallel_for(tasks, [&](int task, int) {
@@ -458,20 +461,20 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     fail(FDK_ERROR_UNSUPPORTED, "a band of projection " + std::to_string(index) + " exceeds 2 GiB, more than one MPI message carries");
   make_room(remote_bytes, slots);
   // This rank's band first: when it fails, nothing has left.
-  for (const auto& [r, rows] : targets)
-    if (r == rank_) {
-      local_->push_rows(index, rows[0], rows[1],
-                        reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(rows[0])),
+  for (const Target& t : targets)
+    if (t.rank == rank_) {
+      local_->push_rows(index, t.rows[0], t.rows[1],
+                        reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(t.rows[0])),
                         pitch_bytes, view);
-      delivered[static_cast<size_t>(r)] = 1;
+      delivered[static_cast<size_t>(t.rank)] = 1;
     }
-  for (const auto& [r, rows] : targets)
-    if (r != rank_) {
-      if (travels_shared(r, rows[1] - rows[0]))
-        send_band_shared(r, index, pixels, pitch_bytes, view, rows);
+  for (const Target& t : targets)
+    if (t.rank != rank_) {
+      if (t.shared)
+        send_band_shared(t.rank, index, pixels, pitch_bytes, view, t.rows);
       else
-        send_band(r, index, pixels, pitch_bytes, view, rows);
-      delivered[static_cast<size_t>(r)] = 1;
+        send_band(t.rank, index, pixels, pitch_bytes, view, t.rows);
+      delivered[static_cast<size_t>(t.rank)] = 1;
     }
 }
 
@@ -529,9 +532,8 @@ void Rank::handle_shared_view(int source, const std::vector<char>& message) {
   SharedViewHeader h;
   if (message.size() < sizeof h) return;
   std::memcpy(&h, message.data(), sizeof h);
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
   const int count = h.band.row_end - h.band.row_begin;
-  const char* rows = count > 0 ? shared_->received(source, h.slot, h.stamp, row_bytes * static_cast<size_t>(count)) : nullptr;
+  const char* rows = count > 0 ? shared_->received(source, h.slot, h.stamp, row_bytes() * static_cast<size_t>(count)) : nullptr;
   if (rows) {
     store_band(source, h.band, reinterpret_cast<const float*>(rows));
   } else {
@@ -553,7 +555,7 @@ void Rank::handle_shared_view(int source, const std::vector<char>& message) {
 void Rank::store_band(int source, const ViewHeader& h, const float* rows) {
   received_.push_back(h.index);
   const fdk_view* view = h.has_view ? &h.view : nullptr;
-  const size_t pitch = sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]);
+  const size_t pitch = row_bytes();
   auto push = [&] {
     if (!local_) fail(FDK_ERROR_INTERNAL, "a band reached a rank without planes");
     local_->push_rows(h.index, h.row_begin, h.row_end, rows, pitch, view);

@@ -86,6 +86,7 @@ class Rank {
   // is in flight, and `slots` shared slots are free; throws INVALID_STATE
   // after the timeout without news.
   void make_room(uint64_t bytes, int slots);
+  size_t row_bytes() const { return sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]); }
   // Whether a band of `rows` rows to `to` goes through shared memory.
   bool travels_shared(int to, int rows) const;
   void send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,

@@ -116,12 +116,6 @@ void SharedBands::unlink_own() {
   if (own_) own_->unlink();
 }
 
-int SharedBands::reached() const {
-  int n = 0;
-  for (size_t r = 0; r < reaches_.size(); ++r) n += reaches(static_cast<int>(r)) ? 1 : 0;
-  return n;
-}
-
 int SharedBands::take() {
   for (int s = 0; s < slots_; ++s)
     if (!lent_[static_cast<size_t>(s)]) {

@@ -65,8 +65,6 @@ class SharedBands {
   void unlink_own();  // every rank has tried it
 
   bool reaches(int destination) const { return own_ && reaches_[static_cast<size_t>(destination)]; }
-  bool maps(int source) const { return inbox_[static_cast<size_t>(source)].segment != nullptr; }
-  int reached() const;  // how many ranks this rank's bands reach here
   bool fits(size_t bytes) const { return bytes <= slot_bytes_; }
   int free_slots() const { return free_; }
 
