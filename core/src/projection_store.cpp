@@ -16,6 +16,7 @@
 #include <zstd_errors.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -193,7 +194,6 @@ struct EncodeScratch {
   Encoders enc = make_encoders();
   std::vector<uint8_t> planes, deltas, packed;
 };
-struct UncodedScratch;  // tag: the shuffled planes of an uncoded band
 struct DecodeScratch {
   Dctx dctx;  // made on first use
   std::vector<uint8_t> decoded;
@@ -460,23 +460,27 @@ Bytes encode_section(const Encoders& enc, Choice choice, const uint8_t* plain,
   fail(FDK_ERROR_INTERNAL, std::string("projection store: zstd: ") + ZSTD_getErrorName(z));
 }
 
-// The band lives as long as the scan, so it is sized exactly: spare capacity
-// would be memory the budget does not see.
-void store_band(const uint8_t* header, size_t hdr, const Bytes* parts, size_t count,
-                std::vector<uint8_t>& band) {
-  size_t total = hdr;
-  for (size_t k = 0; k < count; ++k) total += parts[k].size;
-  band.clear();
-  band.reserve(total);
-  band.assign(header, header + hdr);
-  for (size_t k = 0; k < count; ++k)
-    band.insert(band.end(), parts[k].data, parts[k].data + parts[k].size);
+// The header and the parts, back to back at `out`; returns their size.
+size_t put_band(const uint8_t* header, size_t hdr, const Bytes* parts, size_t count, uint8_t* out) {
+  std::memcpy(out, header, hdr);
+  size_t at = hdr;
+  for (size_t k = 0; k < count; ++k) {
+    std::memcpy(out + at, parts[k].data, parts[k].size);
+    at += parts[k].size;
+  }
+  return at;
 }
 
-// One band of n samples (rows of `width`) into `band`: kPlanes, or kRaw when
-// that is no larger, so no band exceeds header_size plus its raw size.
-// Returns the band's largest |value| as float bits.
-uint32_t encode_band(const float* in, size_t n, size_t width, fdk_precision precision, std::vector<uint8_t>& band) {
+// What a band coded at `out` took.
+struct Coded {
+  size_t size;
+  uint32_t max_abs_bits;  // the band's largest |value| as float bits
+};
+
+// One band of n samples (rows of `width`) at `out`: kPlanes, or kRaw when
+// that is no larger, so no band exceeds header_size plus its raw size (the
+// room `out` has).
+Coded encode_band(const float* in, size_t n, size_t width, fdk_precision precision, uint8_t* out) {
   EncodeScratch& mine = per_thread<EncodeScratch>();
   const Encoders& enc = mine.enc;
   const size_t raw = n * sample_size(precision);
@@ -500,24 +504,19 @@ uint32_t encode_band(const float* in, size_t n, size_t width, fdk_precision prec
   if (stored >= s.hdr + raw) {
     s.header[0] = kRaw;
     const Bytes whole{planes, raw, false};
-    store_band(s.header, s.hdr, &whole, 1, band);
-    return s.max_abs_bits;
+    return {put_band(s.header, s.hdr, &whole, 1, out), s.max_abs_bits};
   }
   s.header[s.hdr] = flags;
   for (size_t k = 0; k + 1 < lay.count; ++k)
     put_u32(s.header + s.hdr + 1 + k * kSizeField, parts[k].size);
-  store_band(s.header, planes_header_size(precision), parts, lay.count, band);
-  return s.max_abs_bits;
+  return {put_band(s.header, planes_header_size(precision), parts, lay.count, out), s.max_abs_bits};
 }
 
-// One band of n samples into `band` as kRaw without trying any coder: the
+// One band of n samples at `out` as kRaw without trying any coder: the
 // store of a scan that fits its budget uncoded (set_coded). The format is
-// the coded store's, so reading does not know the difference.
-uint32_t store_band_uncoded(const float* in, size_t n, fdk_precision precision, std::vector<uint8_t>& band) {
-  // Shuffled into a scratch the cache holds, then copied once into the
-  // band's fresh memory: a band resized first would be written twice
-  // (zeroed, then shuffled), which cost a quarter of the store's time.
-  uint8_t* planes = scratch(per_thread<std::vector<uint8_t>, UncodedScratch>(), n * sample_size(precision));
+// the coded store's, so reading does not know the difference. Shuffled
+// straight into the view's block, which nothing wrote before.
+Coded store_band_uncoded(const float* in, size_t n, fdk_precision precision, uint8_t* out) {
   uint8_t header[kMaxHeader] = {kRaw};
   size_t hdr = 1;
   const uint32_t max_bits = max_abs_bits(in, n);
@@ -527,39 +526,38 @@ uint32_t store_band_uncoded(const float* in, size_t n, fdk_precision precision, 
     header[1] = static_cast<uint8_t>(ue);
     header[2] = static_cast<uint8_t>(ue >> 8);
     hdr = 3;
-    shuffle16(in, n, e, planes);
+    shuffle16(in, n, e, out + hdr);
   } else {
-    shuffle32(in, n, planes);
+    shuffle32(in, n, out + hdr);
   }
-  const Bytes whole{planes, n * sample_size(precision), false};
-  store_band(header, hdr, &whole, 1, band);
-  return max_bits;
+  std::memcpy(out, header, hdr);
+  return {hdr + n * sample_size(precision), max_bits};
 }
 
 // Points planes[p] at plane p of a band of n samples: into the band for raw
 // bytes, into `out` (room for all planes) for what zstd decodes.
-void decode_planes(const std::vector<uint8_t>& band, size_t n, size_t width,
+void decode_planes(ByteView band, size_t n, size_t width,
                    fdk_precision precision, ZSTD_DCtx* dctx, uint8_t* out,
                    const uint8_t* planes[4]) {
   const size_t hdr = header_size(precision);
-  if (band.size() < hdr) corrupt("truncated header");
+  if (band.size < hdr) corrupt("truncated header");
   if (band[0] == kRaw) {
-    if (band.size() - hdr != n * sample_size(precision)) corrupt("raw size");
-    for (size_t p = 0; p < sample_size(precision); ++p) planes[p] = band.data() + hdr + p * n;
+    if (band.size - hdr != n * sample_size(precision)) corrupt("raw size");
+    for (size_t p = 0; p < sample_size(precision); ++p) planes[p] = band.data + hdr + p * n;
     return;
   }
   if (band[0] != kPlanes) corrupt("unknown kind");
   const size_t phdr = planes_header_size(precision);
-  if (band.size() < phdr) corrupt("truncated header");
+  if (band.size < phdr) corrupt("truncated header");
   const Layout lay = layout(precision);
   const unsigned flags = band[hdr];
   if (flags >> lay.count) corrupt("flags");
-  const uint8_t* at = band.data() + phdr;
-  size_t left = band.size() - phdr;
+  const uint8_t* at = band.data + phdr;
+  size_t left = band.size - phdr;
   for (size_t k = 0; k < lay.count; ++k) {
     const SectionSpec& spec = lay.sections[k];
     const size_t len = static_cast<size_t>(spec.planes) * n;
-    const size_t size = k + 1 < lay.count ? get_u32(band.data() + hdr + 1 + k * kSizeField) : left;
+    const size_t size = k + 1 < lay.count ? get_u32(band.data + hdr + 1 + k * kSizeField) : left;
     const bool delta = (flags >> k) & 1u;
     if (size > len || size > left || (delta && size == len)) corrupt("section size");
     const uint8_t* section = at;
@@ -581,11 +579,26 @@ void decode_planes(const std::vector<uint8_t>& band, size_t n, size_t width,
 
 }  // namespace
 
-uint64_t CompressedView::bytes() const {
-  uint64_t total = 0;
-  for (const auto& band : bands) total += band.size();
-  return total;
+void CompressedView::Free::operator()(uint8_t* p) const { std::free(p); }
+
+CompressedView::CompressedView(const CompressedView& other)
+    : max_abs_bits(other.max_abs_bits), precision(other.precision), used_(other.used_), bands_(other.bands_) {
+  if (used_ == 0) return;
+  block_.reset(static_cast<uint8_t*>(std::malloc(used_)));
+  if (!block_) throw std::bad_alloc();
+  std::memcpy(block_.get(), other.block_.get(), used_);
 }
+
+CompressedView& CompressedView::operator=(const CompressedView& other) {
+  if (this != &other) *this = CompressedView(other);
+  return *this;
+}
+
+void CompressedView::truncate_band(size_t b, size_t size) {
+  bands_[b].size = std::min(bands_[b].size, size);
+}
+
+uint64_t CompressedView::bytes() const { return used_; }
 
 ProjectionStore::ProjectionStore(int width, int height, int num_views,
                                  fdk_precision precision, int band_rows)
@@ -633,34 +646,71 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
   if (!data) fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: null projection");
   CompressedView view;
   view.precision = precision;
-  try {
-    view.bands.resize(static_cast<size_t>(num_bands()));
-  } catch (const std::bad_alloc&) {
-    fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
-  }
   const int first = std::clamp(rows[0], 0, height_) / band_rows_;
   const int end = std::max(first, (std::clamp(rows[1], 0, height_) + band_rows_ - 1) / band_rows_);
   const int bands = end - first;
-  if (bands == 0) return view;
-  const int tasks = pool ? std::min(bands, 2 * pool->size()) : 1;
+  const int tasks = pool ? std::max(1, std::min(bands, 2 * pool->size())) : 1;
+  // Task t codes its bands from the worst case of the bands before them
+  // (region[t]); the regions are then closed up and the block shrunk to
+  // what they took. Pages past that were never touched, so the worst case
+  // costs address space, not memory.
+  std::vector<size_t> region, region_end;
   std::vector<uint32_t> task_max;
+  size_t worst = 0;
   try {
+    view.bands_.resize(static_cast<size_t>(num_bands()));
+    region.assign(static_cast<size_t>(tasks), 0);
     task_max.assign(static_cast<size_t>(tasks), 0);
+    for (int t = 0; t < tasks; ++t) {
+      region[static_cast<size_t>(t)] = worst;
+      for (int b = first + bands * t / tasks; b < first + bands * (t + 1) / tasks; ++b)
+        worst += worst_case_band_bytes(b, precision);
+    }
+    region_end = region;
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   }
+  if (bands == 0) return view;
+  view.block_.reset(static_cast<uint8_t*>(std::malloc(worst)));
+  if (!view.block_) fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   const auto run = [&](int task, int) {
-    task_max[static_cast<size_t>(task)] = compress_bands(data, first + bands * task / tasks, first + bands * (task + 1) / tasks, view);
+    const size_t t = static_cast<size_t>(task);
+    task_max[t] = compress_bands(data, first + bands * task / tasks, first + bands * (task + 1) / tasks, view,
+                                 region_end[t]);
   };
   if (pool)
     pool->parallel_for(tasks, run);
   else
     run(0, 0);
+  size_t used = region_end[0];
+  for (size_t t = 1; t < region_end.size(); ++t) {
+    const size_t size = region_end[t] - region[t];
+    std::memmove(view.block_.get() + used, view.block_.get() + region[t], size);
+    for (int b = first + bands * static_cast<int>(t) / tasks; b < first + bands * static_cast<int>(t + 1) / tasks; ++b)
+      view.bands_[static_cast<size_t>(b)].offset -= region[t] - used;
+    used += size;
+  }
+  view.used_ = used;
+  // Shrinking keeps the block where it is (glibc: mremap of a mapped block,
+  // a split of one from the heap); should a C library fail it, the block
+  // stays as large as it was.
+  if (used < worst) {
+    if (uint8_t* smaller = static_cast<uint8_t*>(std::realloc(view.block_.get(), std::max<size_t>(used, 1)))) {
+      (void)view.block_.release();
+      view.block_.reset(smaller);
+    }
+  }
   view.max_abs_bits = *std::max_element(task_max.begin(), task_max.end());
   return view;
 }
 
-uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const {
+size_t ProjectionStore::worst_case_band_bytes(int b, fdk_precision precision) const {
+  const int rows = std::min(band_rows_, height_ - b * band_rows_);
+  return header_size(precision) + static_cast<size_t>(rows) * static_cast<size_t>(width_) * sample_size(precision);
+}
+
+uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int band_end, CompressedView& view,
+                                         size_t& at) const {
   uint32_t max_bits = 0;
   try {
     for (int b = band_begin; b < band_end; ++b) {
@@ -668,10 +718,13 @@ uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int 
       const int rows = (row0 + band_rows_ <= height_) ? band_rows_ : height_ - row0;
       const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(width_);
       const float* in = data + static_cast<size_t>(row0) * static_cast<size_t>(width_);
-      auto& band = view.bands[static_cast<size_t>(b)];
-      max_bits = std::max(max_bits, coded_.load(std::memory_order_relaxed)
-                                        ? encode_band(in, n, static_cast<size_t>(width_), view.precision, band)
-                                        : store_band_uncoded(in, n, view.precision, band));
+      uint8_t* out = view.block_.get() + at;
+      const Coded c = coded_.load(std::memory_order_relaxed)
+                          ? encode_band(in, n, static_cast<size_t>(width_), view.precision, out)
+                          : store_band_uncoded(in, n, view.precision, out);
+      view.bands_[static_cast<size_t>(b)] = {at, c.size};
+      at += c.size;
+      max_bits = std::max(max_bits, c.max_abs_bits);
     }
   } catch (const std::bad_alloc&) {
     fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
@@ -683,7 +736,7 @@ void ProjectionStore::commit(int view, CompressedView&& compressed) {
   if (view < 0 || static_cast<size_t>(view) >= views_.size())
     fail(FDK_ERROR_OUT_OF_RANGE, "projection store: view index " + std::to_string(view) +
                                      " outside [0, " + std::to_string(views_.size()) + ")");
-  if (compressed.bands.size() != static_cast<size_t>(num_bands()))
+  if (compressed.num_bands() != static_cast<size_t>(num_bands()))
     fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: view has the wrong number of bands");
   const uint64_t bytes = compressed.bytes();
   std::lock_guard<std::mutex> lock(mutex_);
@@ -761,7 +814,7 @@ void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out
       const int band_row0 = b * band_rows_;
       const int band_rows = (band_row0 + band_rows_ <= height_) ? band_rows_ : height_ - band_row0;
       const size_t n = static_cast<size_t>(band_rows) * w;
-      const std::vector<uint8_t>& band = stored->bands[static_cast<size_t>(b)];
+      const ByteView band = stored->band(static_cast<size_t>(b));
       if (band.empty())
         fail(FDK_ERROR_INTERNAL, "projection store: rows [" + std::to_string(band_row0) + ", " +
                                      std::to_string(band_row0 + band_rows) + ") of view " + std::to_string(view) +

@@ -25,15 +25,19 @@ constexpr int kMaxPushThreads = 32;
 
 // Host memory one announced view costs besides its compressed pixels: its
 // geometry and index matrix (in the model and as configured), the store's
-// slot and its bands' vectors (with the allocator's overhead), and the
-// flags and weights of the model and the ingest. Counted against the host
-// budget before any of it is allocated: 1e8 announced views used to run
-// until the kernel's OOM killer ended the process.
-uint64_t bookkeeping_bytes_per_view(int detector_rows) {
+// slot and its bands' extents, its block's allocator overhead and, for a
+// block large enough that the C library maps it (glibc: from 128 KiB), its
+// rounding to whole pages, and the flags and weights of the model and the
+// ingest. Counted against the host budget before any of it is allocated:
+// 1e8 announced views used to run until the kernel's OOM killer ended the
+// process.
+uint64_t bookkeeping_bytes_per_view(int detector_columns, int detector_rows) {
   constexpr uint64_t kAllocatorOverhead = 16;
+  constexpr uint64_t kMappedFrom = 128 << 10, kPage = 4096;
   const uint64_t bands = (static_cast<uint64_t>(detector_rows) + 15) / 16;
+  const uint64_t raw = 4ull * static_cast<uint64_t>(detector_columns) * static_cast<uint64_t>(detector_rows);
   return 2 * (sizeof(ViewGeometry) + sizeof(IndexMatrix)) + sizeof(CompressedView) + 16 +
-         bands * (sizeof(std::vector<uint8_t>) + kAllocatorOverhead) + 64;
+         bands * 2 * sizeof(size_t) + 2 * kAllocatorOverhead + (raw >= kMappedFrom ? kPage : 0) + 64;
 }
 
 // Budgets as the caller gave them: whole MiB rounded up made a 1 KiB budget
@@ -52,7 +56,7 @@ Reconstruction::Reconstruction(const fdk_config& config, const BackendFactory& m
     : settings_(validate_config(config)), ingest_pool_(std::min(settings_.num_threads, kMaxPushThreads)) {
   const fdk_config& c = settings_.config;
   uint64_t bookkeeping =
-      static_cast<uint64_t>(std::max(0, c.scan.num_views)) * bookkeeping_bytes_per_view(std::max(0, c.detector.size[1]));
+      static_cast<uint64_t>(std::max(0, c.scan.num_views)) * bookkeeping_bytes_per_view(std::max(0, c.detector.size[0]), std::max(0, c.detector.size[1]));
   if (bookkeeping > settings_.host_budget / 2)
     fail(FDK_ERROR_BUDGET, "num_views " + std::to_string(c.scan.num_views) + " needs " + mib(bookkeeping) +
                                " of per-view bookkeeping, more than half the host memory budget (" +

@@ -11,6 +11,7 @@
 //
 //   store-bench [--width 1024] [--height 1012] [--noise 2e-3 | --photons N0]
 //               [--seconds 2] [--band-rows 16] [--precision f32|f16|both]
+//               [--fill VIEWS [--threads N]]
 //
 // --noise is relative to the peak line integral: 1e-3..4e-3 gives the
 // compression ratio seen on real scans (about 1.1 with zstd over all four
@@ -22,6 +23,11 @@
 // The line integrals are scaled so the filtered values span about 1e-3..1e1.
 // Each precision is timed coded (what a scan that would not fit its budget
 // uncoded gets) and uncoded (byte-shuffled as it is).
+// --fill instead codes VIEWS copies of the view into one store on N threads
+// at once (all cores by default), as a scan's store workers do, and commits
+// them: views/s and the CPU seconds a view, user and system (page faults,
+// mappings), in memory this process never used before. Run it in a fresh
+// process: the first scan of a process is what a scanner's software gets.
 #include <fdk/core/projection_store.hpp>
 #include <fdk/core/ramp_filter.hpp>
 
@@ -34,7 +40,10 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -46,12 +55,14 @@ struct Options {
   double seconds = 2.0;
   int band_rows = 16;
   std::string precision = "both";
+  int fill = 0;  // > 0: views to store on `threads` threads
+  int threads = 0;
 };
 
 [[noreturn]] void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--width N] [--height N] [--noise REL | --photons N0] [--seconds S]\n"
-               "          [--band-rows N] [--precision f32|f16|both]\n",
+               "          [--band-rows N] [--precision f32|f16|both] [--fill VIEWS [--threads N]]\n",
                argv0);
   std::exit(2);
 }
@@ -69,10 +80,15 @@ Options parse(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::atof(v);
     else if (a == "--band-rows") o.band_rows = std::atoi(v);
     else if (a == "--precision") o.precision = v;
+    else if (a == "--fill") o.fill = std::atoi(v);
+    else if (a == "--threads") o.threads = std::atoi(v);
     else usage(argv[0]);
   }
   const bool known = o.precision == "f32" || o.precision == "f16" || o.precision == "both";
-  if (o.width < 1 || o.height < 1 || o.band_rows < 1 || o.seconds <= 0 || o.photons < 0 || !known) usage(argv[0]);
+  if (o.width < 1 || o.height < 1 || o.band_rows < 1 || o.seconds <= 0 || o.photons < 0 || !known ||
+      o.fill < 0 || o.threads < 0)
+    usage(argv[0]);
+  if (o.threads == 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return o;
 }
 
@@ -173,19 +189,48 @@ int bench(const Options& o, fdk_precision precision, bool coded, const std::vect
   return 0;
 }
 
+double cpu_seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); }
+
+// --fill: the store of a scan, coded on many threads into memory the
+// process never had.
+int fill(const Options& o, fdk_precision precision, const std::vector<float>& view) {
+  fdk::ProjectionStore store(o.width, o.height, o.fill, precision, o.band_rows);
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  const double t0 = now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < o.threads; ++t)
+    workers.emplace_back([&, t] {
+      for (int v = t; v < o.fill; v += o.threads) store.commit(v, store.compress(view.data()));
+    });
+  for (auto& w : workers) w.join();
+  const double seconds = now() - t0;
+  getrusage(RUSAGE_SELF, &after);
+  const double user = cpu_seconds(after.ru_utime) - cpu_seconds(before.ru_utime);
+  const double sys = cpu_seconds(after.ru_stime) - cpu_seconds(before.ru_stime);
+  std::printf("%s fill  %d views on %d threads: %.3f s, %.1f views/s, ratio %.4f; CPU a view %.1f ms user, %.1f ms "
+              "system; %ld page faults\n",
+              precision == FDK_PRECISION_FLOAT32 ? "float32" : "float16", o.fill, o.threads, seconds, o.fill / seconds,
+              static_cast<double>(store.raw_bytes()) / static_cast<double>(store.stored_bytes()), 1e3 * user / o.fill,
+              1e3 * sys / o.fill, after.ru_minflt - before.ru_minflt);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const std::vector<float> view = filtered_view(o.width, o.height, o.noise, o.photons);
+  const std::string cores = o.fill > 0 ? std::to_string(o.threads) + " threads" : "one core";
   if (o.photons > 0)
-    std::printf("view %d x %d, band rows %d, Poisson counts of %g photons, one core\n", o.width, o.height,
-                o.band_rows, o.photons);
+    std::printf("view %d x %d, band rows %d, Poisson counts of %g photons, %s\n", o.width, o.height,
+                o.band_rows, o.photons, cores.c_str());
   else
-    std::printf("view %d x %d, band rows %d, noise %g, one core\n", o.width, o.height, o.band_rows, o.noise);
+    std::printf("view %d x %d, band rows %d, noise %g, %s\n", o.width, o.height, o.band_rows, o.noise, cores.c_str());
   describe(view);
   int rc = 0;
   try {
+    if (o.fill > 0) return fill(o, o.precision == "f16" ? FDK_PRECISION_FLOAT16 : FDK_PRECISION_FLOAT32, view);
     for (const bool coded : {true, false}) {
       if (o.precision == "f32" || o.precision == "both") rc |= bench(o, FDK_PRECISION_FLOAT32, coded, view);
       if (o.precision == "f16" || o.precision == "both") rc |= bench(o, FDK_PRECISION_FLOAT16, coded, view);

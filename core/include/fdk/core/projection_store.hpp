@@ -13,7 +13,9 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -21,13 +23,50 @@ namespace fdk {
 
 class ThreadPool;
 
+// A band's bytes, read-only.
+struct ByteView {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  bool empty() const { return size == 0; }
+  uint8_t operator[](size_t i) const { return data[i]; }
+};
+
 // One view, compressed, not yet in the store (so a caller can check the
-// memory budget before committing it).
-struct CompressedView {
-  std::vector<std::vector<uint8_t>> bands;
+// memory budget before committing it). Its bands lie back to back in one
+// block of memory: a block per band (256 of them in a 4096-row view) made
+// glibc map each one afresh, and mmap's process-wide lock held 32 coding
+// threads up (docs/DECISIONS.md, "One block per stored view").
+class CompressedView {
+ public:
+  CompressedView() = default;
+  CompressedView(const CompressedView& other);
+  CompressedView& operator=(const CompressedView& other);
+  CompressedView(CompressedView&&) noexcept = default;
+  CompressedView& operator=(CompressedView&&) noexcept = default;
+
+  size_t num_bands() const { return bands_.size(); }
+  // Band b's bytes; empty where it was not coded (outside the rows given).
+  ByteView band(size_t b) const { return {block_.get() + bands_[b].offset, bands_[b].size}; }
+  // For tests of a damaged store: band b's bytes to overwrite, and its end
+  // moved back.
+  uint8_t* band_bytes(size_t b) { return block_.get() + bands_[b].offset; }
+  void truncate_band(size_t b, size_t size);
+  uint64_t bytes() const;
+
   uint32_t max_abs_bits = 0;  // the largest |value| before coding, as float bits
   fdk_precision precision = FDK_PRECISION_FLOAT32;  // how its bands are coded
-  uint64_t bytes() const;
+
+ private:
+  friend class ProjectionStore;
+  struct Extent {
+    size_t offset = 0, size = 0;
+  };
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> block_;
+  size_t used_ = 0;  // bytes of block_ the bands take, back to back
+  std::vector<Extent> bands_;
 };
 
 class ProjectionStore {
@@ -97,8 +136,12 @@ class ProjectionStore {
   int views_stored() const { return views_stored_.load(); }
 
  private:
-  // Codes the bands into `view` and returns their largest |value| (float bits).
-  uint32_t compress_bands(const float* data, int band_begin, int band_end, CompressedView& view) const;
+  // Codes bands [band_begin, band_end) into `view`'s block, back to back
+  // from byte `at` (room for their worst case), and returns their largest
+  // |value| (float bits); `at` ends past the last.
+  uint32_t compress_bands(const float* data, int band_begin, int band_end, CompressedView& view, size_t& at) const;
+  // The most band b can take at `precision`: its raw bytes and a header.
+  size_t worst_case_band_bytes(int b, fdk_precision precision) const;
   std::atomic<int> views_reduced_{0};
   std::atomic<bool> coded_{true};
 
