@@ -376,6 +376,103 @@ TEST(Ingest, AStagingSlotIsReusedOnlyOnceTheBackendStoppedReadingIt) {
   }
 }
 
+// A backend whose filter() returns before `filtered` is written, as a GPU
+// does that filters one view while it uploads the next: the filtering goes
+// on on a thread of its own, which wait_filtered() joins, and view
+// `fail_view` fails there.
+struct LateFilters {
+  std::mutex m;
+  int in_flight = 0, most_in_flight = 0, waited = 0;
+  int fail_view = -1;
+  std::atomic<int> dropped{0};
+};
+
+class LateFilteringBackend final : public ForwardingBackend {
+ public:
+  LateFilteringBackend(std::unique_ptr<fdk::Backend> inner, size_t views, LateFilters& late)
+      : ForwardingBackend(std::move(inner)), late_(late), filters_(views), failed_(views, 0) {}
+  ~LateFilteringBackend() override {
+    for (auto& t : filters_)
+      if (t.joinable()) t.join();
+  }
+  void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
+              float* filtered) override {
+    {
+      std::lock_guard<std::mutex> lock(late_.m);
+      late_.most_in_flight = std::max(late_.most_in_flight, ++late_.in_flight);
+    }
+    const size_t v = static_cast<size_t>(view);
+    if (filters_[v].joinable()) filters_[v].join();  // a view pushed again
+    filters_[v] = std::thread([this, &model, view, g, pixels, pitch, filtered] {
+      std::this_thread::sleep_for(2ms);
+      std::lock_guard<std::mutex> lock(filtering_);  // one inner filter at a time
+      try {
+        ForwardingBackend::filter(model, view, g, pixels, pitch, filtered);
+      } catch (...) {
+        failed_[static_cast<size_t>(view)] = 1;
+      }
+    });
+  }
+  int filters_in_flight() const override { return 2; }
+  void wait_filtered(int view) override {
+    filters_[static_cast<size_t>(view)].join();
+    std::lock_guard<std::mutex> lock(late_.m);
+    --late_.in_flight;
+    ++late_.waited;
+    if (failed_[static_cast<size_t>(view)] || view == late_.fail_view) {
+      late_.fail_view = -1;
+      fdk::fail(FDK_ERROR_DEVICE, "injected failure of a filter in flight");
+    }
+  }
+  void view_dropped(const fdk::ScanModel&, int) override { ++late_.dropped; }
+
+ private:
+  LateFilters& late_;
+  std::mutex filtering_;
+  std::vector<std::thread> filters_;
+  std::vector<unsigned char> failed_;
+};
+
+// The store takes a view only once its filtered copy is written (the
+// volume is the same bits as with filters that return done), views are
+// filtered side by side, and a filtering that fails in flight loses the
+// view loudly: reported by the next call, dropped from what the backend
+// accumulated, free to be pushed again.
+TEST(Ingest, FiltersInFlightAreWaitedForBeforeTheStoreAndTheirFailuresReported) {
+  const SmallScan scan;
+  const std::vector<float> reference = clean_volume(scan);
+  LateFilters late;
+  late.fail_view = 4;
+  fdk::Reconstruction r(scan.config, [&](const fdk::ScanModel& m, const fdk::Settings& s) {
+    return std::make_unique<LateFilteringBackend>(fdk::make_cpu_backend(m, s.num_threads), m.views.size(), late);
+  });
+  std::string message;
+  fdk_status status = FDK_OK;
+  for (int v = 0; v < scan.views(); ++v) {
+    const fdk_status s = code_of([&] { r.push(v, scan.pixels(v), scan.pitch(), nullptr); }, &message);
+    if (s == FDK_OK) continue;
+    status = s;
+    r.push(v, scan.pixels(v), scan.pitch(), nullptr);  // the failing push did nothing
+  }
+  if (status == FDK_OK) status = code_of([&] { r.finish(); }, &message);
+  EXPECT_EQ(status, FDK_ERROR_DEVICE);
+  EXPECT_NE(message.find("projection 4 was not stored"), std::string::npos) << message;
+  EXPECT_NE(message.find("injected failure of a filter in flight"), std::string::npos) << message;
+  EXPECT_EQ(late.dropped.load(), 1);
+  r.push(4, scan.pixels(4), scan.pitch(), nullptr);
+  r.finish();
+  {
+    std::lock_guard<std::mutex> lock(late.m);
+    EXPECT_EQ(late.in_flight, 0);
+    EXPECT_EQ(late.waited, scan.views() + 1);
+    EXPECT_GE(late.most_in_flight, 2);
+    EXPECT_LE(late.most_in_flight, 3);  // filters_in_flight() + the view being issued
+  }
+  const std::vector<float> volume = volume_of(r);
+  ASSERT_EQ(volume.size(), reference.size());
+  EXPECT_EQ(std::memcmp(volume.data(), reference.data(), 4 * volume.size()), 0);
+}
+
 // A backend that counts, at filter(), nonzero pixels outside the rows the
 // view was pushed with: staging must hold zeros there, whatever an earlier
 // view left in the slot.
