@@ -322,20 +322,18 @@ double IngestPipeline::store_seconds() const {
 }
 
 void IngestPipeline::filter_loop() {
-  // Views whose filter() returned while the backend still reads their
-  // staging (uploads_in_flight(), the filtered views kept) or still writes
-  // their filtered copy (filters_in_flight()): settled oldest first, as
-  // soon as more than `lag` are in flight, and at once when there is
-  // nothing else to filter (a push may be waiting for a slot).
-  const size_t lag = static_cast<size_t>(
-      std::max(0, keeps_filtered_ ? backend_.uploads_in_flight() : backend_.filters_in_flight()));
-  std::deque<JobPtr> in_flight;
+  // Views filtered whose staging a backend may still be uploading from
+  // (uploads_in_flight()): their slots come back once the upload is done,
+  // oldest first, and at once when there is nothing else to filter (a push
+  // may be waiting for a slot).
+  const size_t lag = keeps_filtered_ ? static_cast<size_t>(std::max(0, backend_.uploads_in_flight())) : 0;
+  std::deque<JobPtr> uploading;
   for (;;) {
     JobPtr job;
     bool stopping = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (in_flight.empty()) filter_wake_.wait(lock, [&] { return stop_ || !to_filter_.empty(); });
+      if (uploading.empty()) filter_wake_.wait(lock, [&] { return stop_ || !to_filter_.empty(); });
       stopping = stop_;
       if (!stop_ && !to_filter_.empty()) {
         job = to_filter_.front();
@@ -343,7 +341,7 @@ void IngestPipeline::filter_loop() {
       }
     }
     if (!job) {
-      for (; !in_flight.empty(); in_flight.pop_front()) settle(in_flight.front());
+      for (; !uploading.empty(); uploading.pop_front()) upload_done(uploading.front());
       if (stopping) return;
       continue;
     }
@@ -356,8 +354,6 @@ void IngestPipeline::filter_loop() {
                       sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]),
                       keeps_filtered_ ? nullptr : slot.filtered->data());
       job->filtered_ok = true;
-      // The backend orders its own uses of the view after the filtering,
-      // and so does its preview (filters_in_flight()).
       backend_.view_filtered(model_, v);
       if (preview_) preview_->add(model_, v, keeps_filtered_ ? nullptr : slot.filtered->data());
     } catch (...) {
@@ -366,33 +362,19 @@ void IngestPipeline::filter_loop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       filter_seconds_ += seconds_since(start);
-      if (job->filtered_ok && keeps_filtered_) model_.arrived[static_cast<size_t>(job->view)] = 1;
+      if (job->filtered_ok) model_.arrived[static_cast<size_t>(job->view)] = 1;
     }
-    if (job->filtered_ok && lag > 0) {
-      in_flight.push_back(job);
-      for (; in_flight.size() > lag; in_flight.pop_front()) settle(in_flight.front());
+    if (keeps_filtered_ && job->filtered_ok) {
+      uploading.push_back(job);
+      for (; uploading.size() > lag; uploading.pop_front()) upload_done(uploading.front());
     } else {
-      // In push order: the views before it first.
-      for (; !in_flight.empty(); in_flight.pop_front()) settle(in_flight.front());
-      settle(job);
+      filtering_done(job);
     }
   }
 }
 
-void IngestPipeline::settle(const JobPtr& job) {
-  if (keeps_filtered_) {
-    if (job->filtered_ok) backend_.wait_uploaded(job->view);
-  } else if (job->filtered_ok) {
-    const auto start = Clock::now();
-    try {
-      backend_.wait_filtered(job->view);
-    } catch (...) {
-      job->error = std::current_exception();  // filtered_ok stays: view_filtered saw the view
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    filter_seconds_ += seconds_since(start);
-    if (!job->error) model_.arrived[static_cast<size_t>(job->view)] = 1;
-  }
+void IngestPipeline::upload_done(const JobPtr& job) {
+  backend_.wait_uploaded(job->view);
   filtering_done(job);
 }
 

@@ -136,9 +136,8 @@ class IngestPipeline {
 
   void filter_loop();
   // A view whose filter() returned: waits until the backend no longer reads
-  // its staging (nor writes its filtered copy), then hands it on
-  // (filtering_done).
-  void settle(const JobPtr& job);
+  // its staging, then frees the slot and queues the view for the store.
+  void upload_done(const JobPtr& job);
   // A view's filtering is over (failed, or the backend no longer reads its
   // staging): to the store, or completed with its error.
   void filtering_done(const JobPtr& job);

@@ -240,12 +240,6 @@ class CudaBackend final : public Backend {
     if (resident_) live_[filterer_[static_cast<size_t>(view)]]->wait_uploaded(view);
   }
 
-  // Streamed: the first GPU filters every view for the store.
-  int filters_in_flight() const override { return resident_ ? 0 : live_.front()->filters_in_flight(); }
-  void wait_filtered(int view) override {
-    if (!resident_) live_.front()->wait_filtered(view);
-  }
-
   bool keeps_filtered() const override { return resident_; }
 
   // Resident only (keeps_filtered): the store fetches the views from the GPUs.

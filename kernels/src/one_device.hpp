@@ -152,9 +152,6 @@ class OneDevice final : public DeviceBackend {
                     size_t pitch_bytes, const std::vector<DeviceBackend*>& to) override;
   int uploads_in_flight() const override { return resident_ ? static_cast<int>(1 + more_filters_.size()) : 0; }
   void wait_uploaded(int view) noexcept override;
-  // Streamed: one view filtered and copied back while the next is uploaded.
-  int filters_in_flight() const override { return resident_ ? 0 : 1; }
-  void wait_filtered(int view) override;
   void wait_filters() override;
   PreviewSource preview_source(int view, CUstream reader) override {
     if (resident_) {
@@ -379,11 +376,6 @@ class OneDevice final : public DeviceBackend {
   std::array<DeviceBuffer<float>, 2> scratch_;
   std::array<std::vector<CUevent>, 2> scratch_readers_;
   int scratch_at_ = 0;
-  // Streamed: the views filter() issued, each until wait_filtered(), and
-  // the end of each one's copy back to the host.
-  std::array<int, 2> issued_view_{{-1, -1}};
-  std::array<Event, 2> issued_done_;
-  int issued_at_ = 0;
   std::array<DeviceBuffer<float>, kSlabBuffers> slab_buffers_;  // streaming
   DeviceBuffer<float> store_max_;     // streaming: each view's largest |value|, from the store
   DeviceBuffer<unsigned> early_max_;  // early slab: the same, as float bits, from the filtered views

@@ -30,29 +30,8 @@ void OneDevice::filter(const ScanModel& model, int view, const ViewGeometry& geo
     scratch.resize(pitch_ * rows_);
     target = scratch.get();
   }
-  if (resident_) {
-    filter_.run(model, geometry, pixels, pitch_bytes, model.rows_of(view), target, pitch_, filtered);
-    return;
-  }
-  // Returns with the view on its way (filters_in_flight): its upload, which
-  // the next view's issue waits for, overlaps the previous view's filter
-  // and copy back. (d)'s filter thread took 7.2 ms a view of 64 MiB done
-  // one by one on an H200.
-  const size_t at = static_cast<size_t>(issued_at_);
-  if (issued_view_[at] >= 0) wait_filtered(issued_view_[at]);  // not waited for: cannot happen in the pipeline
-  filter_.issue(model, geometry, pixels, pitch_bytes, model.rows_of(view), target, pitch_, filtered);
-  issued_done_[at].record(filter_stream_.get());
-  issued_view_[at] = view;
-  issued_at_ ^= 1;
-}
-
-void OneDevice::wait_filtered(int view) {
-  for (size_t i = 0; i < issued_view_.size(); ++i) {
-    if (issued_view_[i] != view) continue;
-    issued_view_[i] = -1;
-    DeviceGuard guard(device_);
-    issued_done_[i].synchronize();
-  }
+  filter_.run(model, geometry, pixels, pitch_bytes, model.rows_of(view), target, pitch_,
+              filtered);
 }
 
 // Store workers fetch resident filtered views (one copy at a time: they

@@ -90,9 +90,7 @@ class Backend {
   // store fetches the view later through read_filtered(), and the call may
   // return once `pixels` is no longer needed, the filtering going on in the
   // backend (which then orders its own later uses of the view), or, when
-  // uploads_in_flight() > 0, even before: see wait_uploaded(). When
-  // `filtered` is not null and filters_in_flight() > 0, the call may return
-  // before `filtered` is written: see wait_filtered().
+  // uploads_in_flight() > 0, even before: see wait_uploaded().
   virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                       size_t pitch_bytes, float* filtered) = 0;
   // How many views' filter() calls may return while their `pixels` are
@@ -103,17 +101,6 @@ class Backend {
   // read, on the filter thread, each view once, oldest first. Never
   // throws: a failed upload is reported by the work that reads the view.
   virtual void wait_uploaded(int view) noexcept {}
-  // How many views' filter() calls may return before their `filtered` is
-  // written (a GPU filters one view while it uploads the next). 0:
-  // filter() returns with `filtered` written and `pixels` free. Above 0,
-  // the preview sink the backend makes must take the view from the
-  // backend's own memory, as view_filtered() does: it is added right after
-  // filter().
-  virtual int filters_in_flight() const { return 0; }
-  // Waits until filter()'s `filtered` for `view` is written and its
-  // `pixels` are free, on the filter thread, each view once, oldest first.
-  // Throws fdk::Error when the filtering failed: the view is then lost.
-  virtual void wait_filtered(int view) {}
   // True when the backend keeps every filtered view itself (a resident GPU
   // volume): the push path then does not wait for compression, and
   // fdk_finish does not wait for the store either (slabs are read from the
