@@ -33,9 +33,10 @@ struct ByteView {
 
 // One view, compressed, not yet in the store (so a caller can check the
 // memory budget before committing it). Its bands lie back to back in one
-// block of memory: a block per band (256 of them in a 4096-row view) made
-// glibc map each one afresh, and mmap's process-wide lock held 32 coding
-// threads up (docs/DECISIONS.md, "One block per stored view").
+// block of memory: with a block per band (256 of them in a 4096-row view),
+// a process that had freed no large block before its scan had glibc map
+// each band afresh, and mmap's process-wide lock held the coding threads
+// up (docs/DECISIONS.md, "One block per stored view").
 class CompressedView {
  public:
   CompressedView() = default;
