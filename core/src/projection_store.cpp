@@ -691,9 +691,8 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
     used += size;
   }
   view.used_ = used;
-  // Shrinking keeps the block where it is (glibc: mremap of a mapped block,
-  // a split of one from the heap); should a C library fail it, the block
-  // stays as large as it was.
+  // The extents are offsets, so the block may move as it shrinks; should a
+  // C library refuse to shrink it, it stays as large as it was.
   if (used < worst) {
     if (uint8_t* smaller = static_cast<uint8_t*>(std::realloc(view.block_.get(), std::max<size_t>(used, 1)))) {
       (void)view.block_.release();

@@ -43,7 +43,9 @@
 #include <thread>
 #include <vector>
 
+#ifndef _WIN32
 #include <sys/resource.h>
+#endif
 
 namespace {
 
@@ -189,14 +191,32 @@ int bench(const Options& o, fdk_precision precision, bool coded, const std::vect
   return 0;
 }
 
-double cpu_seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); }
+// This process's CPU seconds (user, system) and page faults so far; zeros
+// where getrusage is missing (Windows).
+struct Usage {
+  double user = 0, sys = 0;
+  long faults = 0;
+};
+Usage usage() {
+  Usage u;
+#ifndef _WIN32
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  u.user = seconds(r.ru_utime);
+  u.sys = seconds(r.ru_stime);
+  u.faults = r.ru_minflt;
+#endif
+  return u;
+}
 
 // --fill: the store of a scan, coded on many threads into memory the
 // process never had.
 int fill(const Options& o, fdk_precision precision, const std::vector<float>& view) {
   fdk::ProjectionStore store(o.width, o.height, o.fill, precision, o.band_rows);
-  rusage before{}, after{};
-  getrusage(RUSAGE_SELF, &before);
+  const Usage before = usage();
   const double t0 = now();
   std::vector<std::thread> workers;
   for (int t = 0; t < o.threads; ++t)
@@ -205,14 +225,13 @@ int fill(const Options& o, fdk_precision precision, const std::vector<float>& vi
     });
   for (auto& w : workers) w.join();
   const double seconds = now() - t0;
-  getrusage(RUSAGE_SELF, &after);
-  const double user = cpu_seconds(after.ru_utime) - cpu_seconds(before.ru_utime);
-  const double sys = cpu_seconds(after.ru_stime) - cpu_seconds(before.ru_stime);
+  const Usage after = usage();
+  const double user = after.user - before.user, sys = after.sys - before.sys;
   std::printf("%s fill  %d views on %d threads: %.3f s, %.1f views/s, ratio %.4f; CPU a view %.1f ms user, %.1f ms "
               "system; %ld page faults\n",
               precision == FDK_PRECISION_FLOAT32 ? "float32" : "float16", o.fill, o.threads, seconds, o.fill / seconds,
               static_cast<double>(store.raw_bytes()) / static_cast<double>(store.stored_bytes()), 1e3 * user / o.fill,
-              1e3 * sys / o.fill, after.ru_minflt - before.ru_minflt);
+              1e3 * sys / o.fill, after.faults - before.faults);
   return 0;
 }
 
