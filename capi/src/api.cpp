@@ -49,11 +49,6 @@ namespace {
 using fdk::capi::check_out_struct_sizes;
 using fdk::capi::copy_out;
 
-template <class Info>
-void check_out_struct(const Info* info, const char* name, size_t older_size = sizeof(Info)) {
-  check_out_struct_sizes(info, name, {older_size});
-}
-
 // The sizes of structs as 0.1 laid them out, before fields were appended.
 constexpr size_t kConfigSize01 = offsetof(fdk_config, outside_fov);
 constexpr size_t kPlanInfoSize01 = offsetof(fdk_plan_info, outside_fov);
@@ -89,8 +84,8 @@ void check_slice(const float* p, size_t bytes, uint64_t floats, const char* name
 }
 
 void read_preview_slices(fdk::Preview& preview, const fdk_preview_slices* slices, fdk_preview_info* info) {
-  check_out_struct(slices, "fdk_preview_slices");
-  if (info) check_out_struct(info, "fdk_preview_info");
+  check_out_struct_sizes(slices, "fdk_preview_slices");
+  if (info) check_out_struct_sizes(info, "fdk_preview_info");
   const fdk_volume& g = preview.grid();
   const uint64_t nx = static_cast<uint64_t>(g.size[0]), ny = static_cast<uint64_t>(g.size[1]),
                  nz = static_cast<uint64_t>(g.size[2]);
@@ -291,7 +286,7 @@ fdk_status fdk_slab_count(const fdk_context* ctx, int32_t* count) {
 
 fdk_status fdk_get_slab_info(const fdk_context* ctx, int32_t slab, fdk_slab_info* info) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(info, "fdk_slab_info");
+    check_out_struct_sizes(info, "fdk_slab_info");
     *info = recon_of(ctx).slab_info(slab);
   });
 }
@@ -314,7 +309,7 @@ fdk_status fdk_set_progress_callback(fdk_context* ctx, fdk_progress_fn callback,
 
 fdk_status fdk_get_progress(const fdk_context* ctx, fdk_progress* progress) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(progress, "fdk_progress", kProgressSize04);
+    check_out_struct_sizes(progress, "fdk_progress", {kProgressSize04});
     copy_out(recon_of(ctx).progress(), progress);
   });
 }
@@ -335,14 +330,14 @@ fdk_preview_info* fdk_preview_info_init(fdk_preview_info* info) {
 
 fdk_status fdk_get_preview_info(fdk_context* ctx, fdk_preview_info* info) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(info, "fdk_preview_info");
+    check_out_struct_sizes(info, "fdk_preview_info");
     preview_info_to_c(recon_of(ctx).preview().state(), info);
   });
 }
 
 fdk_status fdk_read_preview(fdk_context* ctx, float* buffer, size_t buffer_bytes, fdk_preview_info* info) {
   FDK_WITH_CTX(ctx, {
-    if (info) check_out_struct(info, "fdk_preview_info");
+    if (info) check_out_struct_sizes(info, "fdk_preview_info");
     fdk::Preview& preview = recon_of(ctx).preview();
     if (!buffer) fdk::fail(FDK_ERROR_INVALID_ARGUMENT, "buffer is NULL");
     const uint64_t need = 4 * fdk::grid_voxels(preview.grid());
@@ -387,14 +382,14 @@ fdk_status fdk_get_view_state(const fdk_context* ctx, int32_t index, int32_t* st
 
 fdk_status fdk_get_timings(const fdk_context* ctx, fdk_timings* timings) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(timings, "fdk_timings");
+    check_out_struct_sizes(timings, "fdk_timings");
     *timings = ctx->recon->timings();
   });
 }
 
 fdk_status fdk_get_device_stats(const fdk_context* ctx, fdk_device_stats* stats) {
   FDK_WITH_CTX(ctx, {
-    check_out_struct(stats, "fdk_device_stats");
+    check_out_struct_sizes(stats, "fdk_device_stats");
     *stats = ctx->recon->device_stats();
   });
 }

@@ -47,6 +47,8 @@ namespace fdk {
 namespace {
 
 using band_codec::Coded;
+using band_codec::header_bytes;
+using band_codec::sample_bytes;
 
 constexpr uint8_t kPlanes = 0;
 constexpr uint8_t kRaw = 1;
@@ -201,8 +203,6 @@ struct DecodeScratch {
   std::vector<uint8_t> decoded;
 };
 
-size_t header_size(fdk_precision p) { return p == FDK_PRECISION_FLOAT16 ? 3 : 1; }
-size_t sample_size(fdk_precision p) { return p == FDK_PRECISION_FLOAT16 ? 2 : 4; }
 
 // The sections of a kPlanes band, in the order they are stored.
 struct SectionSpec {
@@ -225,7 +225,7 @@ Layout layout(fdk_precision p) {
 }
 
 size_t planes_header_size(fdk_precision p) {
-  return header_size(p) + 1 + (layout(p).count - 1) * kSizeField;
+  return header_bytes(p) + 1 + (layout(p).count - 1) * kSizeField;
 }
 
 void put_u32(uint8_t* out, size_t v) {
@@ -473,13 +473,15 @@ size_t put_band(const uint8_t* header, size_t hdr, const Bytes* parts, size_t co
   return at;
 }
 
+}  // namespace
+
 // One band of n samples (rows of `width`) at `out`: kPlanes, or kRaw when
-// that is no larger, so no band exceeds header_size plus its raw size (the
+// that is no larger, so no band exceeds header_bytes plus its raw size (the
 // room `out` has).
-Coded encode_band(const float* in, size_t n, size_t width, fdk_precision precision, uint8_t* out) {
+Coded band_codec::encode(const float* in, size_t n, size_t width, fdk_precision precision, uint8_t* out) {
   EncodeScratch& mine = per_thread<EncodeScratch>();
   const Encoders& enc = mine.enc;
-  const size_t raw = n * sample_size(precision);
+  const size_t raw = n * sample_bytes(precision);
   uint8_t* planes = scratch(mine.planes, raw);
   uint8_t* deltas = scratch(mine.deltas, raw);
   uint8_t* packed = scratch(mine.packed, raw);
@@ -512,7 +514,7 @@ Coded encode_band(const float* in, size_t n, size_t width, fdk_precision precisi
 // store of a scan that fits its budget uncoded (set_coded). The format is
 // the coded store's, so reading does not know the difference. Shuffled
 // straight into the view's block, which nothing wrote before.
-Coded store_band_uncoded(const float* in, size_t n, fdk_precision precision, uint8_t* out) {
+Coded band_codec::store_uncoded(const float* in, size_t n, fdk_precision precision, uint8_t* out) {
   uint8_t header[kMaxHeader] = {kRaw};
   size_t hdr = 1;
   const uint32_t max_bits = max_abs_bits(in, n);
@@ -527,19 +529,21 @@ Coded store_band_uncoded(const float* in, size_t n, fdk_precision precision, uin
     shuffle32(in, n, out + hdr);
   }
   std::memcpy(out, header, hdr);
-  return {hdr + n * sample_size(precision), max_bits};
+  return {hdr + n * sample_bytes(precision), max_bits};
 }
+
+namespace {
 
 // Points planes[p] at plane p of a band of n samples: into the band for raw
 // bytes, into `out` (room for all planes) for what zstd decodes.
 void decode_planes(ByteView band, size_t n, size_t width,
                    fdk_precision precision, ZSTD_DCtx* dctx, uint8_t* out,
                    const uint8_t* planes[4]) {
-  const size_t hdr = header_size(precision);
+  const size_t hdr = header_bytes(precision);
   if (band.size < hdr) corrupt("truncated header");
   if (band[0] == kRaw) {
-    if (band.size - hdr != n * sample_size(precision)) corrupt("raw size");
-    for (size_t p = 0; p < sample_size(precision); ++p) planes[p] = band.data + hdr + p * n;
+    if (band.size - hdr != n * sample_bytes(precision)) corrupt("raw size");
+    for (size_t p = 0; p < sample_bytes(precision); ++p) planes[p] = band.data + hdr + p * n;
     return;
   }
   if (band[0] != kPlanes) corrupt("unknown kind");
@@ -577,22 +581,14 @@ void decode_planes(ByteView band, size_t n, size_t width,
 
 namespace band_codec {
 
-size_t header_bytes(fdk_precision precision) { return header_size(precision); }
-size_t sample_bytes(fdk_precision precision) { return sample_size(precision); }
-
-Coded encode(const float* in, size_t n, size_t width, fdk_precision precision, uint8_t* out) {
-  return encode_band(in, n, width, precision, out);
-}
-
-Coded store_uncoded(const float* in, size_t n, fdk_precision precision, uint8_t* out) {
-  return store_band_uncoded(in, n, precision, out);
-}
+size_t header_bytes(fdk_precision precision) { return precision == FDK_PRECISION_FLOAT16 ? 3 : 1; }
+size_t sample_bytes(fdk_precision precision) { return precision == FDK_PRECISION_FLOAT16 ? 2 : 4; }
 
 void decode(ByteView band, size_t n, size_t width, fdk_precision precision, size_t i0, size_t i1, float* out) {
   // Kept per thread like the encoders: readers call this per view and slab.
   DecodeScratch& mine = per_thread<DecodeScratch>();
   if (!mine.dctx) mine.dctx = make_dctx();
-  uint8_t* decoded = scratch(mine.decoded, n * sample_size(precision));
+  uint8_t* decoded = scratch(mine.decoded, n * sample_bytes(precision));
   const uint8_t* planes[4] = {};
   decode_planes(band, n, width, precision, mine.dctx.get(), decoded, planes);
   if (precision == FDK_PRECISION_FLOAT16) {
