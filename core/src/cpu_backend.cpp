@@ -34,7 +34,7 @@ class CpuBackend final : public Backend {
   fdk_backend kind() const override { return FDK_BACKEND_CPU; }
 
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
-              size_t pitch_bytes, float* filtered) override {
+              size_t pitch_bytes, float* filtered, int /*lane: one*/) override {
     const int nu = model.detector.size[0];
     // Only the rows this process was given (all of them on one machine):
     // rows are weighted and filtered along u one by one, so a rank's rows

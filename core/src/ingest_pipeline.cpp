@@ -103,7 +103,10 @@ IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend
       preview_(preview),
       options_(options),
       view_bound_(store.worst_case_view_bytes()),
-      keeps_filtered_(backend.keeps_filtered()) {
+      keeps_filtered_(backend.keeps_filtered()),
+      // The preview takes the views one at a time, on the thread that
+      // filtered them.
+      lanes_(preview ? 1 : std::max(1, backend.filter_lanes())) {
   const int workers = std::max(1, options_.store_workers);
   slots_.resize(static_cast<size_t>(std::max(1, options_.slots)));
   for (size_t s = 0; s < slots_.size(); ++s) {
@@ -116,7 +119,7 @@ IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend
   state_.assign(model_.views.size(), FDK_VIEW_ABSENT);
   failure_.assign(model_.views.size(), FDK_OK);
   try {
-    threads_.emplace_back([this] { filter_loop(); });
+    for (int lane = 0; lane < lanes_; ++lane) threads_.emplace_back([this, lane] { filter_loop(lane); });
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { store_loop(w); });
   } catch (...) {
     {
@@ -321,7 +324,7 @@ double IngestPipeline::store_seconds() const {
   return store_seconds_;
 }
 
-void IngestPipeline::filter_loop() {
+void IngestPipeline::filter_loop(int lane) {
   // Views filtered whose staging a backend may still be uploading from
   // (uploads_in_flight()): their slots come back once the upload is done,
   // oldest first, and at once when there is nothing else to filter (a push
@@ -352,7 +355,7 @@ void IngestPipeline::filter_loop() {
       const int v = job->view;
       backend_.filter(model_, v, model_.views[static_cast<size_t>(v)], slot.raw->data(),
                       sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]),
-                      keeps_filtered_ ? nullptr : slot.filtered->data());
+                      keeps_filtered_ ? nullptr : slot.filtered->data(), lane);
       job->filtered_ok = true;
       backend_.view_filtered(model_, v);
       if (preview_) preview_->add(model_, v, keeps_filtered_ ? nullptr : slot.filtered->data());

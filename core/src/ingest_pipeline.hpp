@@ -1,7 +1,9 @@
 // The push path behind fdk_push_projection. The caller's thread checks a
 // projection and copies it into a staging slot, then returns. One filter
 // thread weights and filters the views in push order (so a backend that
-// backprojects them into resident slabs sees one deterministic order), and
+// backprojects them into resident slabs sees one deterministic order), or
+// one per lane where the backend filters several views at once
+// (Backend::filter_lanes: a streamed volume's GPUs each filter), and
 // store workers compress and commit them. A fixed number of slots bounds the
 // memory: a push waits for a free one. When the backend keeps the filtered
 // views itself (a resident GPU volume), a slot is free once the projection
@@ -57,7 +59,8 @@ class IngestPipeline {
   static uint64_t staging_bytes(const ScanModel& model, const Options& options, bool backend_keeps_filtered);
 
   // `preview` (may be null): every view filtered is also added to it, on
-  // the filter thread, right after the backend's view_filtered.
+  // the filter thread, right after the backend's view_filtered (one lane
+  // then, whatever the backend could take).
   IngestPipeline(ScanModel& model, ProjectionStore& store, Backend& backend, Options options,
                  Preview* preview = nullptr);
   // Stops the threads after the views they are working on; queued views
@@ -110,7 +113,7 @@ class IngestPipeline {
   // Where view `view` stands (fdk_view_state), and for a FAILED view the
   // status that lost it (else FDK_OK).
   fdk_view_state view_state(int view, fdk_status* failure) const;
-  double filter_seconds() const;
+  double filter_seconds() const;  // summed over the lanes
   double store_seconds() const;  // compression, summed over the workers
 
  private:
@@ -134,7 +137,7 @@ class IngestPipeline {
   };
   using JobPtr = std::shared_ptr<Job>;
 
-  void filter_loop();
+  void filter_loop(int lane);
   // A view whose filter() returned: waits until the backend no longer reads
   // its staging, then frees the slot and queues the view for the store.
   void upload_done(const JobPtr& job);
@@ -165,6 +168,7 @@ class IngestPipeline {
   const uint64_t view_bound_;  // worst-case stored bytes of one view
 
   const bool keeps_filtered_;
+  const int lanes_;  // filter threads
 
   mutable std::mutex mutex_;
   // Each waiter on its own condition, so that a push does not wake every

@@ -6,8 +6,9 @@
 // every GPU it spans at once. A resident GPU that fails retires: the others
 // go on with the scan, and its chunks are recomputed, when read, by a GPU
 // left (each holds every filtered view), with the same bits.
-// Streamed slabs: during the scan each GPU computes one of the first slabs
-// from windows of the views the first GPU filters (early_slab.cpp); the
+// Streamed slabs: each GPU filters its lane's views, and during the scan
+// each GPU computes one of the first slabs from windows of every view,
+// sent by the GPU that filtered it (early_slab.cpp); the
 // others come from one queue (SlabPrefetch) that every GPU's worker takes
 // from after fdk_finish, so a faster GPU computes more of them, and a GPU
 // that fails hands its slabs to the others.
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -178,6 +180,8 @@ class CudaBackend final : public Backend {
       break;
     }
     for (size_t j = 0; j < live_.size(); ++j) active_.push_back(j);
+    filter_failed_.assign(live_.size(), 0);
+    for (size_t j = 0; j < live_.size(); ++j) filter_turn_.push_back(std::make_unique<std::mutex>());
     // Filtered views (resident) or their windows for the early slabs
     // (streaming) go from GPU to GPU.
     enable_peer_access();
@@ -203,9 +207,16 @@ class CudaBackend final : public Backend {
     return live_.front()->make_staging(floats);
   }
 
+  // Streaming: each GPU filters a lane's views, uploads and copies back for
+  // the store on its own link, side by side (one GPU filtering every view
+  // of (d) while backprojecting its early slab took 7 ms a view, and that
+  // bounded the push: docs/PERFORMANCE.md). Resident: one lane (the GPUs'
+  // turns keep every view's order, below).
+  int filter_lanes() const override { return resident_ ? 1 : static_cast<int>(live_.size()); }
+
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
-              size_t pitch_bytes, float* filtered) override {
-    if (!resident_) return live_.front()->filter(model, view, geometry, pixels, pitch_bytes, filtered);
+              size_t pitch_bytes, float* filtered, int lane) override {
+    if (!resident_) return filter_streamed(model, view, geometry, pixels, pitch_bytes, filtered, lane);
     // Every GPU needs every view whole for its chunks. One GPU filters it
     // (filter_gpu) and copies it to the others; the call returns at once,
     // so that uploads to several GPUs overlap (wait_uploaded), and the GPUs'
@@ -261,7 +272,7 @@ class CudaBackend final : public Backend {
   }
 
   void view_filtered(const ScanModel& model, int view) override {
-    if (!resident_) return live_.front()->share_early_view(model, view, live_);  // the early slabs
+    if (!resident_) return;  // filter_streamed sent the early slabs their windows
     std::lock_guard<std::mutex> lock(active_mutex_);
     on_active([&](DeviceBackend* d) { d->view_filtered(model, view); });
     // Resident: the view is on its way into every plane (its launch may be
@@ -366,6 +377,35 @@ class CudaBackend final : public Backend {
     std::string why;
     fdk_status code = FDK_OK;
   };
+
+  // Streaming: lane `lane`'s view on the lane's GPU, or, once that GPU
+  // failed to filter, on the next one still filtering (shared, in turns,
+  // with that GPU's own lane); the last GPU filtering is never given up
+  // (each view then fails on it, as on one GPU). Right after, the GPU sends
+  // every GPU its early slab's window of the view, from the buffer the
+  // filter wrote.
+  void filter_streamed(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
+                       size_t pitch_bytes, float* filtered, int lane) {
+    for (;;) {
+      size_t j;
+      {
+        std::lock_guard<std::mutex> lock(lanes_mutex_);
+        j = static_cast<size_t>(lane) % live_.size();
+        while (filter_failed_[j]) j = (j + 1) % live_.size();
+      }
+      std::lock_guard<std::mutex> turn(*filter_turn_[j]);
+      try {
+        live_[j]->filter(model, view, geometry, pixels, pitch_bytes, filtered, 0);
+        live_[j]->share_early_view(model, view, live_);
+        return;
+      } catch (const Error& e) {
+        if (!is_device_failure(e)) throw;
+        std::lock_guard<std::mutex> lock(lanes_mutex_);
+        if (std::count(filter_failed_.begin(), filter_failed_.end(), 0) < 2) throw;
+        filter_failed_[j] = 1;
+      }
+    }
+  }
 
   // Resident: the GPU that uploads and filters `view`. The GPUs take turns
   // of several views in a row, each GPU once in kFilterCycle views. Dealt
@@ -586,6 +626,11 @@ class CudaBackend final : public Backend {
   mutable std::mutex active_mutex_;
   std::vector<size_t> active_;
   std::vector<size_t> filterer_;
+  // Streaming: per GPU, whether it failed to filter (under lanes_mutex_),
+  // and the lock a lane holds while the GPU filters its view.
+  std::mutex lanes_mutex_;
+  std::vector<unsigned char> filter_failed_;
+  std::vector<std::unique_ptr<std::mutex>> filter_turn_;
   int chunk_planes_ = 0;                     // resident: planes per chunk
   std::vector<int> owner_;                  // resident: chunk -> its GPU's index in live_
   std::vector<std::vector<DeviceBackend*>> others_;  // resident: for each GPU in live_, the others

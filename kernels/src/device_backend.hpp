@@ -83,7 +83,7 @@ class DeviceBackend : public Backend {
   // fall back to the store: early_slab_done says whether it did).
   virtual bool early_slab_planned() const = 0;
   virtual int early_slab() const = 0;
-  // Streaming, on the filter thread: the device that filtered `view`
+  // Streaming, on the lane that filtered it: the device that filtered `view`
   // offers it to each device of `to` (itself included), which copies the
   // rows its early slab needs, with the view's largest |value|, on a
   // stream of its own; the next views are filtered into another buffer
@@ -101,6 +101,7 @@ class DeviceBackend : public Backend {
     const unsigned* view_max;  // its largest |value|, as float bits
     CUevent filtered;          // on the sender's stream: both are written
     int slot;                  // the sender's buffer (0 or 1)
+    int sender;                // the sender (its DeviceRole::worker)
   };
   virtual bool takes_early_windows() const = 0;
   virtual bool receive_early_window(const ScanModel& model, int view, const EarlySource& from, CUevent& done) = 0;

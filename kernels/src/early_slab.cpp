@@ -1,21 +1,26 @@
 // The early slabs (one_device.hpp): during the scan every GPU backprojects
 // one of a streamed volume's first slabs, from row windows cut out of each
 // view as it is filtered, with the same groups and weights as a slab from
-// the store (so the same bits). The GPU that filters for the store sends
-// each GPU its windows (over NVLink or PCIe where the GPUs are peers), so
-// that the GPUs are busy during the scan and share the rest evenly after
-// it. Apart because it is the one streaming job that runs on the ingest
-// thread, before fdk_finish.
+// the store (so the same bits). The GPU that filtered a view for the store
+// sends each GPU its window (over NVLink or PCIe where the GPUs are peers),
+// so that the GPUs are busy during the scan and share the rest evenly after
+// it. Every GPU filters (a lane of views each), so a GPU receives from all
+// of them, on a stream per sender, and its early slab's state is behind a
+// lock. Groups are launched in order once complete, whatever order the
+// views arrive in: the same bits. Apart because it is the one streaming
+// job that runs on the ingest threads, before fdk_finish.
 
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "one_device.hpp"
 
 namespace fdk::cuda {
 
-// The sender, on the filter thread, right after `view` was filtered into
+// The sender, on its filter lane, right after `view` was filtered into
 // the current scratch_ buffer: its largest |value| is taken on the filter
 // stream, then each GPU copies what it needs on a stream of its own while
 // the next view is filtered into the other buffer (filter), so that no
@@ -37,7 +42,8 @@ void OneDevice::share_early_view(const ScanModel& model, int view, const std::ve
   }
   launch_window_max(scratch, pitch_, columns_, rows_, shared_max_.get() + v, filter_stream_.get());
   early_filtered_.record(filter_stream_.get());
-  const EarlySource from{scratch, pitch_, shared_max_.get() + v, early_filtered_.get(), static_cast<int>(at)};
+  const EarlySource from{scratch, pitch_, shared_max_.get() + v, early_filtered_.get(), static_cast<int>(at),
+                        role_.worker};
   for (DeviceBackend* d : to) {
     CUevent done = nullptr;
     if (d->receive_early_window(model, view, from, done)) scratch_readers_[at].push_back(done);
@@ -45,12 +51,13 @@ void OneDevice::share_early_view(const ScanModel& model, int view, const std::ve
 }
 
 // The receiver: copies its window of `view` into the second slab buffer on
-// early_stream_, and launches the groups it completes. A view that comes
+// the sender's link, and launches the groups it completes. A view that comes
 // with another geometry, or twice, turns the early slab off (finish
 // computes it from the store), and so does a GPU that cannot hold it (it
 // computes the slab after the scan, or fails then and hands it on:
 // SlabPrefetch::retire): the scan goes on.
 bool OneDevice::receive_early_window(const ScanModel& model, int view, const EarlySource& from, CUevent& done) {
+  std::lock_guard<std::mutex> lock(early_mutex_);
   if (!early_ || early_failed_) return false;
   const size_t v = static_cast<size_t>(view);
   if (!same_geometry(model.views[v], nominal_views_[v]) || counted_[v]) {
@@ -67,8 +74,15 @@ bool OneDevice::receive_early_window(const ScanModel& model, int view, const Ear
     }
   }
   const auto& w = early_windows_[static_cast<size_t>(orbit_of_view_[v])];
-  const CUstream s = early_stream_.get();
-  Event& received = early_received_[static_cast<size_t>(from.slot)];
+  EarlyLink* link;
+  try {
+    link = early_link(from.sender);
+  } catch (const Error&) {
+    early_failed_ = true;
+    return false;
+  }
+  const CUstream s = link->stream.get();
+  Event& received = link->received[static_cast<size_t>(from.slot)];
   try {
     wait_event(s, from.filtered, "cuStreamWaitEvent (filtered view)");
     float* dst = slab_buffers_[1].get() + window_stride_ * v;
@@ -85,7 +99,7 @@ bool OneDevice::receive_early_window(const ScanModel& model, int view, const Ear
     early_failed_ = true;  // a GPU failing here fails its slabs after the scan, not the push
     return false;
   }
-  done = early_arrived_ = received.get();
+  done = link->last = received.get();
   counted_[v] = 1;
   ++orbit_arrivals_[static_cast<size_t>(orbit_of_view_[v])];
   try {
@@ -137,7 +151,8 @@ void OneDevice::launch_early_groups(const ScanModel& model) {
     const size_t first = early_next_ * group, last = std::min(total, first + group);
     for (size_t q = first; q < last; ++q)
       if (orbit_arrivals_[q] < orbit_size_[q]) return;
-    wait_event(bp_stream_.get(), early_arrived_, "cuStreamWaitEvent (early windows)");
+    for (const auto& link : early_links_)
+      if (link && link->last) wait_event(bp_stream_.get(), link->last, "cuStreamWaitEvent (early windows)");
     BatchSet& set = next_set();
     const std::vector<std::array<int, 2>> window(early_windows_.begin() + static_cast<std::ptrdiff_t>(first),
                                                  early_windows_.begin() + static_cast<std::ptrdiff_t>(last));
@@ -160,9 +175,19 @@ void OneDevice::launch_early_groups(const ScanModel& model) {
   }
 }
 
+// The link from sender `sender` (early_mutex_ held, our device current):
+// made at its first window.
+OneDevice::EarlyLink* OneDevice::early_link(int sender) {
+  const size_t at = static_cast<size_t>(sender);
+  if (early_links_.size() <= at) early_links_.resize(at + 1);
+  if (!early_links_[at]) early_links_[at] = std::make_unique<EarlyLink>();
+  return early_links_[at].get();
+}
+
 // fdk_finish: true when the early slab is complete from the scan (every
 // view arrived once, as announced, none dropped, weights unchanged).
 bool OneDevice::finish_early(const ScanModel& model) {
+  std::lock_guard<std::mutex> lock(early_mutex_);
   if (!early_started_ || !early_ || early_failed_ || dropped_.load()) return false;
   for (unsigned char a : model.arrived)
     if (!a) return false;

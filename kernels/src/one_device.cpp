@@ -208,7 +208,8 @@ OneDevice::~OneDevice() {
   d.cuStreamSynchronize(store_stream_.get());
   d.cuStreamSynchronize(download_stream_.get());
   d.cuStreamSynchronize(upload_stream_.get());
-  d.cuStreamSynchronize(early_stream_.get());
+  for (const auto& link : early_links_)
+    if (link) d.cuStreamSynchronize(link->stream.get());
 }
 
 void OneDevice::add_timings(fdk_timings& t) const {

@@ -146,7 +146,7 @@ class OneDevice final : public DeviceBackend {
 
   // view_filtering.cpp: filtering views, sharing them with the peers.
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
-              size_t pitch_bytes, float* filtered) override;
+              size_t pitch_bytes, float* filtered, int lane) override;
   void read_filtered(const ScanModel& model, int view, float* out) override;
   void filter_share(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
                     size_t pitch_bytes, const std::vector<DeviceBackend*>& to) override;
@@ -275,8 +275,13 @@ class OneDevice final : public DeviceBackend {
 
   // early_slab.cpp
   void share_early_view(const ScanModel& model, int view, const std::vector<DeviceBackend*>& to) override;
-  bool takes_early_windows() const override { return early_ && !early_failed_; }
+  bool takes_early_windows() const override {
+    std::lock_guard<std::mutex> lock(early_mutex_);
+    return early_ && !early_failed_;
+  }
   bool receive_early_window(const ScanModel& model, int view, const EarlySource& from, CUevent& done) override;
+  struct EarlyLink;
+  EarlyLink* early_link(int sender);
   bool start_early(const ScanModel& model);
   void launch_early_groups(const ScanModel& model);
   bool finish_early(const ScanModel& model);
@@ -298,7 +303,6 @@ class OneDevice final : public DeviceBackend {
   // Filtering runs ahead of backprojection launches that are long (a batch
   // over the whole resident volume), so a push never waits for one.
   Stream filter_stream_{+1}, bp_stream_{-1}, store_stream_{0}, download_stream_{0}, upload_stream_{0};
-  Stream early_stream_{+1};  // streaming: the early slab's windows, from the GPU that filters
   std::mutex store_copy_mutex_;
   GpuFilter filter_;
   // Resident: more filters on streams of their own (filter_share).
@@ -411,8 +415,17 @@ class OneDevice final : public DeviceBackend {
   int plane_groups_ = 0;                           // resident: groups of plane pairs formed
   std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the early slab
   Event early_filtered_;                           // sender, on its filter stream: the view and its maximum
-  std::array<Event, 2> early_received_;            // receiver, on early_stream_: a window copied, by sender slot
-  CUevent early_arrived_ = nullptr;                // receiver: the last of those recorded
+  // Receiver: the windows from one sender, copied on a stream of their own
+  // (a copy waiting for one GPU's filter holds up no other GPU's), an
+  // event per sender's buffer, and the last of those recorded.
+  struct EarlyLink {
+    Stream stream{+1};
+    std::array<Event, 2> received;
+    CUevent last = nullptr;
+  };
+  std::vector<std::unique_ptr<EarlyLink>> early_links_;  // by sender (DeviceRole::worker)
+  // Receiver: the early slab's state, which every sender's filter lane changes.
+  mutable std::mutex early_mutex_;
   std::thread worker_;  // last: joined first (in the destructor's body)
   int next_set_ = 0;
   int set_rows_ = 0;

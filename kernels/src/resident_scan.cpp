@@ -16,7 +16,7 @@ namespace fdk::cuda {
 // Runs on the ingest filter thread, in push order: complete quads are
 // backprojected into the resident volume in batches.
 void OneDevice::view_filtered(const ScanModel& model, int view) {
-  if (!resident_) return share_early_view(model, view, {this});  // one GPU's own early slab
+  if (!resident_) return;  // streaming: the GPU that filtered it sent the windows (CudaBackend)
   inject_fault(FaultPlan::Scan, views_seen_++);
   DeviceGuard guard(device_);
   if (!same_geometry(model.views[static_cast<size_t>(view)], nominal_views_[static_cast<size_t>(view)]))

@@ -11,7 +11,7 @@
 namespace fdk::cuda {
 
 void OneDevice::filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
-                       size_t pitch_bytes, float* filtered) {
+                       size_t pitch_bytes, float* filtered, int /*lane: CudaBackend's*/) {
   DeviceGuard guard(device_);
   float* target;
   if (resident_) {

@@ -82,7 +82,7 @@ double worst_row_error(const Case& c, unsigned seed) {
   for (size_t i = 0; i < static_cast<size_t>(in_width) * c.rows; ++i) pixels.get()[i] = value(rng);
 
   std::vector<float> cpu(static_cast<size_t>(c.width) * c.rows);
-  make_cpu_backend(model, 1)->filter(model, 0, g, pixels.get(), in_width * sizeof(float), cpu.data());
+  make_cpu_backend(model, 1)->filter(model, 0, g, pixels.get(), in_width * sizeof(float), cpu.data(), 0);
 
   cuda::Stream stream;
   cuda::GpuFilter filter(model, stream.get());

@@ -334,8 +334,9 @@ TEST(MultiGpu, StreamedVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 }
 
 // Streaming: every GPU backprojects one of the first slabs during the
-// scan (every view in a mirror pair, float32), from windows the first GPU
-// sends it, so that none waits for the views idle: after the scan the
+// scan (every view in a mirror pair, float32), from windows the GPU that
+// filtered each view sends it (every GPU filters: a lane of views each),
+// so that none waits for the views idle: after the scan the
 // workers compute only the slabs left (slabs_computed counts those), and
 // the volume is the same bits as on one GPU. (Whether the rest split
 // evenly is the planner's: SlabPlanner.SlabsSharedOutAfterTheScanSplit

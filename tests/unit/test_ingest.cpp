@@ -58,14 +58,17 @@ class ForwardingBackend : public fdk::Backend {
   explicit ForwardingBackend(std::unique_ptr<fdk::Backend> inner) : inner_(std::move(inner)) {}
   fdk_backend kind() const override { return inner_->kind(); }
   void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
-              float* filtered) override {
-    inner_->filter(model, view, g, pixels, pitch, filtered);
+              float* filtered, int lane) override {
+    inner_->filter(model, view, g, pixels, pitch, filtered, lane);
   }
   void backproject(const fdk::ScanModel& m, int y0, int y1, float* out) override { inner_->backproject(m, y0, y1, out); }
   uint64_t host_work_bytes(const fdk::ScanModel& m, int planes) const override {
     return inner_->host_work_bytes(m, planes);
   }
   void finish(const fdk::ScanModel& m) override { inner_->finish(m); }
+  std::unique_ptr<fdk::PreviewSink> make_preview_sink(const fdk::ScanModel& m, const fdk_volume& grid) override {
+    return inner_->make_preview_sink(m, grid);
+  }
 
  private:
   std::unique_ptr<fdk::Backend> inner_;
@@ -75,7 +78,7 @@ class InjectingBackend final : public ForwardingBackend {
  public:
   InjectingBackend(std::unique_ptr<fdk::Backend> inner, Injection& in) : ForwardingBackend(std::move(inner)), in_(in) {}
   void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
-              float* filtered) override {
+              float* filtered, int lane) override {
     {
       std::unique_lock<std::mutex> lock(in_.m);
       ++in_.filtering;
@@ -93,7 +96,7 @@ class InjectingBackend final : public ForwardingBackend {
       }
     }
     if (view % 2 == 0) std::this_thread::sleep_for(in_.even_view_delay);
-    ForwardingBackend::filter(model, view, g, pixels, pitch, filtered);
+    ForwardingBackend::filter(model, view, g, pixels, pitch, filtered, lane);
   }
   void view_dropped(const fdk::ScanModel&, int) override { ++in_.dropped; }
 
@@ -315,7 +318,7 @@ class LateReadingBackend final : public fdk::Backend {
   }
   fdk_backend kind() const override { return FDK_BACKEND_CPU; }
   void filter(const fdk::ScanModel&, int view, const fdk::ViewGeometry&, const float* pixels, size_t,
-              float*) override {
+              float*, int) override {
     {
       std::lock_guard<std::mutex> lock(reads_.m);
       reads_.most_in_flight = std::max(reads_.most_in_flight, ++reads_.in_flight);
@@ -384,7 +387,7 @@ class RowWindowCheck final : public ForwardingBackend {
   RowWindowCheck(std::unique_ptr<fdk::Backend> inner, std::atomic<int>& stale, std::atomic<int>& filtered)
       : ForwardingBackend(std::move(inner)), stale_(stale), filtered_(filtered) {}
   void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
-              float* filtered) override {
+              float* filtered, int lane) override {
     const auto rows = model.rows_of(view);
     for (int j = 0; j < model.input_detector.size[1]; ++j) {
       if (j >= rows[0] && j < rows[1]) continue;
@@ -392,7 +395,7 @@ class RowWindowCheck final : public ForwardingBackend {
       for (int i = 0; i < model.input_detector.size[0]; ++i) stale_ += row[i] != 0.0f ? 1 : 0;
     }
     ++filtered_;
-    ForwardingBackend::filter(model, view, g, pixels, pitch, filtered);
+    ForwardingBackend::filter(model, view, g, pixels, pitch, filtered, lane);
   }
 
  private:
@@ -536,6 +539,78 @@ TEST(Ingest, AViewWithoutAReservationIsStoredAfterTheReservedOnes) {
     const fdk_status s = code_of([&] { reduced = store_after_scan(scan, tight); }, &message);
     ASSERT_EQ(s, FDK_OK) << percent << " %: " << message;
     EXPECT_EQ(reduced.views_stored, scan.views());
+  }
+}
+
+// A backend whose filter() takes two views at once (as a streamed volume's
+// GPUs do): the first calls wait, a while, for the other lane to be inside too.
+struct LaneLog {
+  std::mutex m;
+  std::condition_variable cv;
+  int inside = 0, most_inside = 0;
+  std::vector<int> calls_on_lane = std::vector<int>(2, 0);
+  int bad_lane = 0;
+};
+
+class TwoLaneBackend final : public ForwardingBackend {
+ public:
+  TwoLaneBackend(std::unique_ptr<fdk::Backend> inner, LaneLog& log) : ForwardingBackend(std::move(inner)), log_(log) {}
+  int filter_lanes() const override { return 2; }
+  void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
+              float* filtered, int lane) override {
+    {
+      std::unique_lock<std::mutex> lock(log_.m);
+      if (lane < 0 || lane > 1) {
+        ++log_.bad_lane;
+      } else {
+        ++log_.calls_on_lane[static_cast<size_t>(lane)];
+      }
+      log_.most_inside = std::max(log_.most_inside, ++log_.inside);
+      log_.cv.notify_all();
+      // The first calls only: on one lane each waits in vain.
+      if (log_.calls_on_lane[0] + log_.calls_on_lane[1] <= 3)
+        log_.cv.wait_for(lock, 300ms, [&] { return log_.most_inside >= 2; });
+    }
+    // The CPU backend's filter is not meant for two threads at once.
+    {
+      std::lock_guard<std::mutex> lock(inner_mutex_);
+      ForwardingBackend::filter(model, view, g, pixels, pitch, filtered, 0);
+    }
+    std::lock_guard<std::mutex> lock(log_.m);
+    --log_.inside;
+  }
+
+ private:
+  LaneLog& log_;
+  std::mutex inner_mutex_;
+};
+
+// The pipeline filters on every lane the backend offers, and the result is
+// the one lane's; with a live preview on, it keeps to one lane.
+TEST(Ingest, ABackendWithTwoFilterLanesFiltersTwoViewsAtOnce) {
+  const SmallScan scan;
+  const std::vector<float> expected = clean_volume(scan);
+  for (const int preview : {0, 1}) {
+    SCOPED_TRACE(preview ? "with a preview" : "no preview");
+    fdk_config config = scan.config;
+    config.preview = preview;
+    LaneLog log;
+    fdk::Reconstruction r(config, [&](const fdk::ScanModel& m, const fdk::Settings& s) {
+      return std::make_unique<TwoLaneBackend>(fdk::make_cpu_backend(m, s.num_threads), log);
+    });
+    for (int v = 0; v < scan.views(); ++v) r.push(v, scan.pixels(v), scan.pitch(), nullptr);
+    r.finish();
+    EXPECT_EQ(volume_of(r), expected);
+    std::lock_guard<std::mutex> lock(log.m);
+    EXPECT_EQ(log.bad_lane, 0);
+    EXPECT_EQ(log.calls_on_lane[0] + log.calls_on_lane[1], scan.views());
+    if (preview) {
+      EXPECT_EQ(log.most_inside, 1);
+      EXPECT_EQ(log.calls_on_lane[1], 0);
+    } else {
+      EXPECT_EQ(log.most_inside, 2);
+      EXPECT_GT(log.calls_on_lane[1], 0);
+    }
   }
 }
 

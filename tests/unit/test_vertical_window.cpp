@@ -83,7 +83,7 @@ Filtered filter_first_view(const fdk_config& config, const std::vector<float>& p
   f.cols = model->detector.size[0];
   f.rows = model->detector.size[1];
   f.view.assign(static_cast<size_t>(f.rows) * f.cols, 0.0f);
-  backend->filter(*model, 0, model->views[0], pixels.data(), pitch, f.view.data());
+  backend->filter(*model, 0, model->views[0], pixels.data(), pitch, f.view.data(), 0);
   return f;
 }
 

@@ -607,7 +607,8 @@ FDK_API fdk_status fdk_get_plan_info(const fdk_context* ctx,
    fdk_slab_ready) in progress on another thread. */
 typedef struct fdk_timings {
   uint32_t struct_size;       /* set by the caller to sizeof(fdk_timings) */
-  double filter_seconds;      /* weighting + ramp filter, uploads included (wall) */
+  double filter_seconds;      /* weighting + ramp filter, uploads included (wall,
+                                 summed over the GPUs that filter at once) */
   double store_seconds;       /* compression into the store (wall) */
   double backproject_seconds; /* CUDA: kernel time from device events; CPU:
                                  wall time of the backprojector */

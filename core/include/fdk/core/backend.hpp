@@ -85,20 +85,27 @@ class Backend {
   // Weights (with `geometry`, the geometry of view `view`) and ramp-filters
   // one projection (pixels as pushed, in a staging buffer) into `filtered`
   // (a staging buffer): height rows of model.detector.size[0] floats,
-  // contiguous. Called on the ingest pipeline's filter thread, one view at a
-  // time, in push order. `filtered` is null when keeps_filtered(): the
+  // contiguous. Called on the ingest pipeline's filter lanes (threads):
+  // `lane` is 0 .. filter_lanes() - 1, each lane's calls come one at a
+  // time in push order, and with one lane that is every view's order.
+  // `filtered` is null when keeps_filtered(): the
   // store fetches the view later through read_filtered(), and the call may
   // return once `pixels` is no longer needed, the filtering going on in the
   // backend (which then orders its own later uses of the view), or, when
   // uploads_in_flight() > 0, even before: see wait_uploaded().
   virtual void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
-                      size_t pitch_bytes, float* filtered) = 0;
+                      size_t pitch_bytes, float* filtered, int lane) = 0;
+  // How many views filter() may take at once, on lanes of their own (a
+  // streamed volume on several GPUs filters on each of them). 1 for a
+  // backend whose filter() must see the views in one order. The ingest
+  // pipeline uses one lane while a live preview is on.
+  virtual int filter_lanes() const { return 1; }
   // How many views' filter() calls may return while their `pixels` are
   // still being read (uploaded to GPUs side by side). 0: filter() returns
   // once `pixels` is free.
   virtual int uploads_in_flight() const { return 0; }
   // Waits until the `pixels` passed to filter() for `view` are no longer
-  // read, on the filter thread, each view once, oldest first. Never
+  // read, on the lane that filtered it, each view once, oldest first. Never
   // throws: a failed upload is reported by the work that reads the view.
   virtual void wait_uploaded(int view) noexcept {}
   // True when the backend keeps every filtered view itself (a resident GPU
@@ -109,7 +116,7 @@ class Backend {
   // Copies filtered view `view` into `out` (a staging buffer). Only when
   // keeps_filtered(); any thread.
   virtual void read_filtered(const ScanModel& model, int view, float* out) {}
-  // Right after filter(), on the same thread: a backend may backproject the
+  // Right after filter(), on the same lane: a backend may backproject the
   // view into slabs it keeps resident. The view is not yet in the store.
   virtual void view_filtered(const ScanModel& model, int view) {}
   // A view passed to view_filtered did not reach the store (budget, memory):
