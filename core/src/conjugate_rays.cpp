@@ -84,7 +84,7 @@ struct RowTaps {
   double w[kRowTaps] = {}, dw[kRowTaps] = {};
 };
 
-RowTaps row_taps(const Band& band, double row_in_band, bool cubic_rows = false) {
+RowTaps row_taps(const Band& band, double row_in_band, bool cubic_rows) {
   RowTaps t;
   if (band.count == 1) {
     t.n = 1;
@@ -481,7 +481,7 @@ std::vector<double> offset_scan(const Problem& p, const std::vector<Pair>& pairs
         const DetectorPoint at =
             detector_point(v, std::cos(v.in_plane), std::sin(v.in_plane), x, line.height, 0.0, d, band);
         const double col0 = at.col;
-        const RowTaps rt = row_taps(band, at.row_in_band);
+        const RowTaps rt = row_taps(band, at.row_in_band, false);
         // The columns the grid's samples read, read along v once.
         const double reach = std::min(col0 + half * shift, 2.0 * nu) + 2;  // finite whatever col0
         const int lo = std::clamp(static_cast<int>(std::floor(std::max(col0 - half * shift, -2.0 * nu))) - 2, 0, nu - 1);

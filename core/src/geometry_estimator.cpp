@@ -282,8 +282,11 @@ TiltCheck check_tilt(const Problem& p, const std::vector<Pair>& pairs, const Sol
   cubic.cubic_rows = true;
   const Solution sharp = refine(cubic, pairs, 0, pairs.size(), orbit.c, true, 12, scale, line);
   const double apart = std::fabs(sharp.c.tilt - orbit.c.tilt);
+  // The all-lines sigma (used where the views' sum contradicts the orbit
+  // line) keeps the readings' disagreement too.
   if (apart <= kReadingBias)
-    return TiltCheck{true, sharp.c.tilt, std::max(orbit_sigma, curvature_sigmas(sharp.fit, true)[1]), unchecked};
+    return TiltCheck{true, sharp.c.tilt, std::max(orbit_sigma, curvature_sigmas(sharp.fit, true)[1]),
+                     std::max(unchecked, apart)};
   return TiltCheck{false, 0, 0, std::max(unchecked, apart)};
 }
 
