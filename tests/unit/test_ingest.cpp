@@ -550,6 +550,7 @@ struct LaneLog {
   int inside = 0, most_inside = 0;
   std::vector<int> calls_on_lane = std::vector<int>(2, 0);
   int bad_lane = 0;
+  std::vector<int> fail_views;  // each fails its first filtering
 };
 
 class TwoLaneBackend final : public ForwardingBackend {
@@ -570,6 +571,12 @@ class TwoLaneBackend final : public ForwardingBackend {
       // The first calls only: on one lane each waits in vain.
       if (log_.calls_on_lane[0] + log_.calls_on_lane[1] <= 3)
         log_.cv.wait_for(lock, 300ms, [&] { return log_.most_inside >= 2; });
+      const auto listed = std::find(log_.fail_views.begin(), log_.fail_views.end(), view);
+      if (listed != log_.fail_views.end()) {
+        log_.fail_views.erase(listed);
+        --log_.inside;
+        fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
+      }
     }
     // The CPU backend's filter is not meant for two threads at once.
     {
@@ -612,6 +619,47 @@ TEST(Ingest, ABackendWithTwoFilterLanesFiltersTwoViewsAtOnce) {
       EXPECT_GT(log.calls_on_lane[1], 0);
     }
   }
+}
+
+// Failures on either lane are each reported, naming the view, and the
+// views pushed again make the volume of a clean scan.
+TEST(Ingest, EveryFailureOnEitherLaneIsReportedAndTheViewsMayComeAgain) {
+  const SmallScan scan;
+  const std::vector<float> expected = clean_volume(scan);
+  LaneLog log;
+  log.fail_views = {2, 3, 7};
+  fdk::Reconstruction r(scan.config, [&](const fdk::ScanModel& m, const fdk::Settings& s) {
+    return std::make_unique<TwoLaneBackend>(fdk::make_cpu_backend(m, s.num_threads), log);
+  });
+  std::string message;
+  // A push that reports failures (of other views) does nothing else: again.
+  auto push = [&](int v) {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      if (code_of([&] { r.push(v, scan.pixels(v), scan.pitch(), nullptr); }, &message) == FDK_OK) return;
+      EXPECT_NE(message.find("injected device failure"), std::string::npos) << message;
+    }
+    ADD_FAILURE() << "view " << v << " was never taken";
+  };
+  for (int v = 0; v < scan.views(); ++v) push(v);
+  // Until a finish takes: the views failed so far come again (a finish
+  // that reports failures seals nothing).
+  std::vector<int> failed;
+  for (int round = 0; round < 3; ++round) {
+    for (int v = 0; v < scan.views(); ++v) {
+      fdk_status why = FDK_OK;
+      if (r.view_state(v, &why) != FDK_VIEW_FAILED) continue;
+      EXPECT_EQ(why, FDK_ERROR_DEVICE);
+      failed.push_back(v);
+      push(v);
+    }
+    if (code_of([&] { r.finish(); }, &message) == FDK_OK) break;
+    EXPECT_NE(message.find("injected device failure"), std::string::npos) << message;
+  }
+  std::sort(failed.begin(), failed.end());
+  EXPECT_EQ(failed, (std::vector<int>{2, 3, 7}));
+  EXPECT_EQ(volume_of(r), expected);
+  std::lock_guard<std::mutex> lock(log.m);
+  EXPECT_EQ(log.most_inside, 2);
 }
 
 }  // namespace
