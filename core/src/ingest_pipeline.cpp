@@ -111,8 +111,11 @@ IngestPipeline::IngestPipeline(ScanModel& model, ProjectionStore& store, Backend
   slots_.resize(static_cast<size_t>(std::max(1, options_.slots)));
   for (size_t s = 0; s < slots_.size(); ++s) {
     slots_[s].raw = backend_.make_staging(raw_floats(model_));
-    if (!keeps_filtered_) slots_[s].filtered = backend_.make_staging(filtered_floats(model_));
     free_.push_back(static_cast<int>(s));
+    if (!keeps_filtered_) {
+      filtered_.push_back(backend_.make_staging(filtered_floats(model_)));
+      free_filtered_.push_back(static_cast<int>(s));
+    }
   }
   if (keeps_filtered_)
     for (int w = 0; w < workers; ++w) worker_buffers_.push_back(backend_.make_staging(filtered_floats(model_)));
@@ -336,11 +339,18 @@ void IngestPipeline::filter_loop(int lane) {
     bool stopping = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (uploading.empty()) filter_wake_.wait(lock, [&] { return stop_ || !to_filter_.empty(); });
+      // A view is taken with a filtered buffer to write (where the backend
+      // does not keep the views), so a lane never waits holding one.
+      const auto ready = [&] { return !to_filter_.empty() && (keeps_filtered_ || !free_filtered_.empty()); };
+      if (uploading.empty()) filter_wake_.wait(lock, [&] { return stop_ || ready(); });
       stopping = stop_;
-      if (!stop_ && !to_filter_.empty()) {
+      if (!stop_ && ready()) {
         job = to_filter_.front();
         to_filter_.pop_front();
+        if (!keeps_filtered_) {
+          job->filtered = free_filtered_.back();
+          free_filtered_.pop_back();
+        }
       }
     }
     if (!job) {
@@ -355,10 +365,11 @@ void IngestPipeline::filter_loop(int lane) {
       const int v = job->view;
       backend_.filter(model_, v, model_.views[static_cast<size_t>(v)], slot.raw->data(),
                       sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]),
-                      keeps_filtered_ ? nullptr : slot.filtered->data(), lane);
+                      keeps_filtered_ ? nullptr : filtered_[static_cast<size_t>(job->filtered)]->data(), lane);
       job->filtered_ok = true;
       backend_.view_filtered(model_, v);
-      if (preview_) preview_->add(model_, v, keeps_filtered_ ? nullptr : slot.filtered->data());
+      if (preview_)
+        preview_->add(model_, v, keeps_filtered_ ? nullptr : filtered_[static_cast<size_t>(job->filtered)]->data());
     } catch (...) {
       job->error = std::current_exception();
     }
@@ -388,12 +399,10 @@ void IngestPipeline::filtering_done(const JobPtr& job) {
     complete(*job);
     return;
   }
-  // The backend holds the view now (it is in the volume); otherwise the
-  // slot holds it until stored.
-  if (keeps_filtered_) {
-    release_slot(*job);
-    state_[static_cast<size_t>(job->view)] = FDK_VIEW_STORED;
-  }
+  // The pushed pixels are no longer read: the backend holds the view now
+  // (it is in the volume), or its filtered buffer does until it is stored.
+  release_slot(*job);
+  if (keeps_filtered_) state_[static_cast<size_t>(job->view)] = FDK_VIEW_STORED;
   to_store_.push_back(job);
   changed_.notify_all();  // a push may wait for a slot, seal for filtering_
   store_wake_.notify_one();
@@ -469,7 +478,7 @@ void IngestPipeline::store_one(Job& job, float* worker_buffer) {
     backend_.read_filtered(model_, job.view, worker_buffer);
     data = worker_buffer;
   } else {
-    data = slots_[static_cast<size_t>(job.slot)].filtered->data();
+    data = filtered_[static_cast<size_t>(job.filtered)]->data();
   }
   const bool may_reduce = options_.reduce_precision && store_.precision() == FDK_PRECISION_FLOAT32;
   bool reduce = false;
@@ -518,9 +527,15 @@ bool IngestPipeline::full_precision_fits() const {
 }
 
 void IngestPipeline::release_slot(Job& job) {
-  if (job.slot < 0) return;
-  free_.push_back(job.slot);
+  if (job.slot >= 0) free_.push_back(job.slot);
   job.slot = -1;
+}
+
+void IngestPipeline::release_filtered(Job& job) {
+  if (job.filtered < 0) return;
+  free_filtered_.push_back(job.filtered);
+  job.filtered = -1;
+  filter_wake_.notify_all();  // a lane may wait for a buffer to write
 }
 
 void IngestPipeline::complete(Job& job) {
@@ -530,6 +545,7 @@ void IngestPipeline::complete(Job& job) {
   }
   job.reserved = false;
   release_slot(job);
+  release_filtered(job);
   --in_flight_;
   if (!job.error && !keeps_filtered_) state_[static_cast<size_t>(job.view)] = FDK_VIEW_STORED;
   if (job.error) {

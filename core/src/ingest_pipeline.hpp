@@ -5,7 +5,9 @@
 // one per lane where the backend filters several views at once
 // (Backend::filter_lanes: a streamed volume's GPUs each filter), and
 // store workers compress and commit them. A fixed number of slots bounds the
-// memory: a push waits for a free one. When the backend keeps the filtered
+// memory: a push waits for a free one. A slot is free once its view is
+// filtered; the filtered view waits for the store in a buffer of its own
+// (as many as slots). When the backend keeps the filtered
 // views itself (a resident GPU volume), a slot is free once the projection
 // is uploaded (the backend's filter call may return before, so that uploads
 // to several GPUs overlap: Backend::uploads_in_flight; its GPUs order the
@@ -120,7 +122,7 @@ class IngestPipeline {
   // settle()'s wait and report, mutex_ held.
   void settle_locked(std::unique_lock<std::mutex>& lock);
   struct Slot {
-    std::unique_ptr<StagingBuffer> raw, filtered;
+    std::unique_ptr<StagingBuffer> raw;
     // Rows of `raw` that may hold something other than zeros (all of them
     // at first): a push of a band zeroes only these outside its band.
     int dirty_begin = 0, dirty_end = std::numeric_limits<int>::max();
@@ -128,7 +130,8 @@ class IngestPipeline {
   // One pushed view on its way.
   struct Job {
     int view = -1;
-    int slot = -1;           // its staging slot, until released
+    int slot = -1;           // its staging slot (the pixels pushed), until filtered
+    int filtered = -1;       // its filtered buffer (unless the backend keeps the views), until stored
     bool waited_on = false;  // the push waits for this view
     bool reserved = false;   // holds a worst-case reservation in the budget
     bool filtered_ok = false;
@@ -157,6 +160,7 @@ class IngestPipeline {
   bool full_precision_fits() const;
   void complete(Job& job);                  // with mutex_ held
   void release_slot(Job& job);              // with mutex_ held
+  void release_filtered(Job& job);          // with mutex_ held
   void report_failures();                   // with mutex_ held: throws the unreported ones
   void wake_all();                          // after stop_
 
@@ -179,6 +183,15 @@ class IngestPipeline {
   std::condition_variable changed_, filter_wake_, store_wake_;
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<StagingBuffer>> worker_buffers_;  // when keeps_filtered_
+  // When the backend does not keep the views: as many filtered buffers as
+  // slots, held from filtering until stored, apart from the slots, which a
+  // view frees once filtered. Views queued behind a slow filter then hold
+  // the pixels pushed only, and those being coded the filtered view only:
+  // in (d) on two H200s the filter stalled now and then while the store
+  // held most of 35 whole slots, and the push waited for one (80 whole
+  // slots pushed 134 views/s, 35 115-120; docs/PERFORMANCE.md).
+  std::vector<std::unique_ptr<StagingBuffer>> filtered_;
+  std::vector<int> free_filtered_;
   std::vector<int> free_;
   std::deque<JobPtr> to_filter_, to_store_;
   std::vector<uint8_t> state_;          // fdk_view_state of each view
