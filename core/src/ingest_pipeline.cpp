@@ -363,13 +363,12 @@ void IngestPipeline::filter_loop(int lane) {
     try {
       throw_if_cancelled(model_);
       const int v = job->view;
+      float* filtered = keeps_filtered_ ? nullptr : filtered_[static_cast<size_t>(job->filtered)]->data();
       backend_.filter(model_, v, model_.views[static_cast<size_t>(v)], slot.raw->data(),
-                      sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]),
-                      keeps_filtered_ ? nullptr : filtered_[static_cast<size_t>(job->filtered)]->data(), lane);
+                      sizeof(float) * static_cast<size_t>(model_.input_detector.size[0]), filtered, lane);
       job->filtered_ok = true;
       backend_.view_filtered(model_, v);
-      if (preview_)
-        preview_->add(model_, v, keeps_filtered_ ? nullptr : filtered_[static_cast<size_t>(job->filtered)]->data());
+      if (preview_) preview_->add(model_, v, filtered);
     } catch (...) {
       job->error = std::current_exception();
     }

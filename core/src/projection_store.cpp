@@ -87,21 +87,22 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
   const int end = std::max(first, (std::clamp(rows[1], 0, height_) + band_rows_ - 1) / band_rows_);
   const int bands = end - first;
   const int tasks = pool ? std::max(1, std::min(bands, 2 * pool->size())) : 1;
-  // Task t codes its bands from the worst case of the bands before them
-  // (region[t]); the regions are then closed up and the block shrunk to
-  // what they took. Pages past that were never touched, so the worst case
-  // costs address space, not memory.
+  // Task t codes bands [task_band[t], task_band[t + 1]) from the worst case
+  // of the bands before them (region[t]); the regions are then closed up
+  // and the block shrunk to what they took. Pages past that were never
+  // touched, so the worst case costs address space, not memory.
+  std::vector<int> task_band;
   std::vector<size_t> region, region_end;
   std::vector<uint32_t> task_max;
   size_t worst = 0;
   try {
     view.bands_.resize(static_cast<size_t>(num_bands()));
+    for (int t = 0; t <= tasks; ++t) task_band.push_back(first + bands * t / tasks);
     region.assign(static_cast<size_t>(tasks), 0);
     task_max.assign(static_cast<size_t>(tasks), 0);
-    for (int t = 0; t < tasks; ++t) {
-      region[static_cast<size_t>(t)] = worst;
-      for (int b = first + bands * t / tasks; b < first + bands * (t + 1) / tasks; ++b)
-        worst += worst_case_band_bytes(b, precision);
+    for (size_t t = 0; t < region.size(); ++t) {
+      region[t] = worst;
+      for (int b = task_band[t]; b < task_band[t + 1]; ++b) worst += worst_case_band_bytes(b, precision);
     }
     region_end = region;
   } catch (const std::bad_alloc&) {
@@ -112,8 +113,7 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
   if (!view.block_) fail(FDK_ERROR_OUT_OF_MEMORY, "projection store: out of memory");
   const auto run = [&](int task, int) {
     const size_t t = static_cast<size_t>(task);
-    task_max[t] = compress_bands(data, first + bands * task / tasks, first + bands * (task + 1) / tasks, view,
-                                 region_end[t]);
+    task_max[t] = compress_bands(data, task_band[t], task_band[t + 1], view, region_end[t]);
   };
   if (pool)
     pool->parallel_for(tasks, run);
@@ -123,8 +123,7 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
   for (size_t t = 1; t < region_end.size(); ++t) {
     const size_t size = region_end[t] - region[t];
     std::memmove(view.block_.get() + used, view.block_.get() + region[t], size);
-    for (int b = first + bands * static_cast<int>(t) / tasks; b < first + bands * static_cast<int>(t + 1) / tasks; ++b)
-      view.bands_[static_cast<size_t>(b)].offset -= region[t] - used;
+    for (int b = task_band[t]; b < task_band[t + 1]; ++b) view.bands_[static_cast<size_t>(b)].offset -= region[t] - used;
     used += size;
   }
   view.used_ = used;
@@ -141,8 +140,8 @@ CompressedView ProjectionStore::compress(const float* data, ThreadPool* pool, fd
 }
 
 size_t ProjectionStore::worst_case_band_bytes(int b, fdk_precision precision) const {
-  const int rows = std::min(band_rows_, height_ - b * band_rows_);
-  return band_codec::header_bytes(precision) + static_cast<size_t>(rows) * static_cast<size_t>(width_) * band_codec::sample_bytes(precision);
+  return band_codec::header_bytes(precision) +
+         static_cast<size_t>(rows_in_band(b)) * static_cast<size_t>(width_) * band_codec::sample_bytes(precision);
 }
 
 uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int band_end, CompressedView& view,
@@ -151,8 +150,7 @@ uint32_t ProjectionStore::compress_bands(const float* data, int band_begin, int 
   try {
     for (int b = band_begin; b < band_end; ++b) {
       const int row0 = b * band_rows_;
-      const int rows = (row0 + band_rows_ <= height_) ? band_rows_ : height_ - row0;
-      const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(width_);
+      const size_t n = static_cast<size_t>(rows_in_band(b)) * static_cast<size_t>(width_);
       const float* in = data + static_cast<size_t>(row0) * static_cast<size_t>(width_);
       uint8_t* out = view.block_.get() + at;
       const band_codec::Coded c = coded_.load(std::memory_order_relaxed)
@@ -247,7 +245,7 @@ void ProjectionStore::read_rows(int view, int row_begin, int row_end, float* out
   try {
     for (int b = row_begin / band_rows_; b * band_rows_ < row_end; ++b) {
       const int band_row0 = b * band_rows_;
-      const int band_rows = (band_row0 + band_rows_ <= height_) ? band_rows_ : height_ - band_row0;
+      const int band_rows = rows_in_band(b);
       const size_t n = static_cast<size_t>(band_rows) * w;
       const ByteView band = stored->band(static_cast<size_t>(b));
       if (band.empty())

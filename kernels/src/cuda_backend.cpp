@@ -181,7 +181,7 @@ class CudaBackend final : public Backend {
     }
     for (size_t j = 0; j < live_.size(); ++j) active_.push_back(j);
     filter_failed_.assign(live_.size(), 0);
-    for (size_t j = 0; j < live_.size(); ++j) filter_turn_.push_back(std::make_unique<std::mutex>());
+    filter_turn_ = std::make_unique<std::mutex[]>(live_.size());
     // Filtered views (resident) or their windows for the early slabs
     // (streaming) go from GPU to GPU.
     enable_peer_access();
@@ -209,9 +209,9 @@ class CudaBackend final : public Backend {
 
   // Streaming: each GPU filters a lane's views, uploads and copies back for
   // the store on its own link, side by side (one GPU filtering every view
-  // of (d) while backprojecting its early slab took 7 ms a view, and that
-  // bounded the push: docs/PERFORMANCE.md). Resident: one lane (the GPUs'
-  // turns keep every view's order, below).
+  // of (d) while backprojecting its early slab took 7 ms a view, its thread
+  // busy 17 s of a 19-21 s push: docs/PERFORMANCE.md). Resident: one lane
+  // (the GPUs' turns keep every view's order, below).
   int filter_lanes() const override { return resident_ ? 1 : static_cast<int>(live_.size()); }
 
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
@@ -393,7 +393,7 @@ class CudaBackend final : public Backend {
         j = static_cast<size_t>(lane) % live_.size();
         while (filter_failed_[j]) j = (j + 1) % live_.size();
       }
-      std::lock_guard<std::mutex> turn(*filter_turn_[j]);
+      std::lock_guard<std::mutex> turn(filter_turn_[j]);
       try {
         live_[j]->filter(model, view, geometry, pixels, pitch_bytes, filtered, 0);
         live_[j]->share_early_view(model, view, live_);
@@ -630,7 +630,7 @@ class CudaBackend final : public Backend {
   // and the lock a lane holds while the GPU filters its view.
   std::mutex lanes_mutex_;
   std::vector<unsigned char> filter_failed_;
-  std::vector<std::unique_ptr<std::mutex>> filter_turn_;
+  std::unique_ptr<std::mutex[]> filter_turn_;
   int chunk_planes_ = 0;                     // resident: planes per chunk
   std::vector<int> owner_;                  // resident: chunk -> its GPU's index in live_
   std::vector<std::vector<DeviceBackend*>> others_;  // resident: for each GPU in live_, the others

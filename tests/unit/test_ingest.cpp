@@ -24,6 +24,14 @@ namespace {
 using fdk_test::SmallScan;
 using namespace std::chrono_literals;
 
+// Whether `view` is in `list`, taking it out: a listed view fails once.
+bool take_listed(std::vector<int>& list, int view) {
+  const auto at = std::find(list.begin(), list.end(), view);
+  if (at == list.end()) return false;
+  list.erase(at);
+  return true;
+}
+
 // The CPU backend, with a gate that holds filter() and a view whose first
 // filtering fails.
 struct Injection {
@@ -89,11 +97,7 @@ class InjectingBackend final : public ForwardingBackend {
         in_.fail_view = -1;
         fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
       }
-      const auto listed = std::find(in_.fail_views.begin(), in_.fail_views.end(), view);
-      if (listed != in_.fail_views.end()) {
-        in_.fail_views.erase(listed);
-        fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
-      }
+      if (take_listed(in_.fail_views, view)) fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
     }
     if (view % 2 == 0) std::this_thread::sleep_for(in_.even_view_delay);
     ForwardingBackend::filter(model, view, g, pixels, pitch, filtered, lane);
@@ -571,9 +575,7 @@ class TwoLaneBackend final : public ForwardingBackend {
       // The first calls only: on one lane each waits in vain.
       if (log_.calls_on_lane[0] + log_.calls_on_lane[1] <= 3)
         log_.cv.wait_for(lock, 300ms, [&] { return log_.most_inside >= 2; });
-      const auto listed = std::find(log_.fail_views.begin(), log_.fail_views.end(), view);
-      if (listed != log_.fail_views.end()) {
-        log_.fail_views.erase(listed);
+      if (take_listed(log_.fail_views, view)) {
         --log_.inside;
         fdk::fail(FDK_ERROR_DEVICE, "injected device failure");
       }

@@ -11,6 +11,7 @@
 #pragma once
 #include <fdk/fdk.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -143,6 +144,8 @@ class ProjectionStore {
   uint32_t compress_bands(const float* data, int band_begin, int band_end, CompressedView& view, size_t& at) const;
   // The most band b can take at `precision`: its raw bytes and a header.
   size_t worst_case_band_bytes(int b, fdk_precision precision) const;
+  // Rows in band b (the last band may be short).
+  int rows_in_band(int b) const { return std::min(band_rows_, height_ - b * band_rows_); }
   std::atomic<int> views_reduced_{0};
   std::atomic<bool> coded_{true};
 
