@@ -32,6 +32,22 @@
 namespace fdk::cuda {
 namespace {
 
+// Runs job(i) for i in [0, n): the first on this thread, the others on
+// threads of their own (one after the other where no thread is to be had).
+template <class Job>
+void side_by_side(size_t n, const Job& job) {
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < n; ++i) {
+    try {
+      helpers.emplace_back(job, i);
+    } catch (...) {
+      job(i);
+    }
+  }
+  if (n > 0) job(0);
+  for (auto& t : helpers) t.join();
+}
+
 // Devices the driver shows; 0 without a usable driver (driver_error()
 // says why).
 int device_count() noexcept {
@@ -295,7 +311,20 @@ class CudaBackend final : public Backend {
       for (size_t j : active_) live_[j]->launch_all_chunks(model);
       return;
     }
-    for (DeviceBackend* d : live_) d->finish(model);
+    // A GPU's finish waits for its early slab's last groups, launched late
+    // when the views came faster than it computed: side by side, so that no
+    // GPU idles while another finishes. The first GPU's failure is the one
+    // reported, as when they finished one after the other.
+    std::vector<std::exception_ptr> errors(live_.size());
+    side_by_side(live_.size(), [&](size_t j) {
+      try {
+        live_[j]->finish(model);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    });
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
     if (prefetch_) return;
     const int n = static_cast<int>(live_.size());
     prefetch_ = std::make_unique<SlabPrefetch>(model.slabs, n * kSlabBuffers, n);
@@ -576,17 +605,7 @@ class CudaBackend final : public Backend {
         errors[j] = std::current_exception();
       }
     };
-    // The first GPU's share on this thread, the others' on threads of their own.
-    std::vector<std::thread> helpers;
-    for (size_t i = 1; i < spanned.size(); ++i) {
-      try {
-        helpers.emplace_back(copy, spanned[i]);
-      } catch (...) {
-        copy(spanned[i]);  // no thread to be had: one after the other
-      }
-    }
-    if (!spanned.empty()) copy(spanned.front());
-    for (auto& t : helpers) t.join();
+    side_by_side(spanned.size(), [&](size_t i) { copy(spanned[i]); });
     return errors;
   }
 

@@ -4,8 +4,11 @@
 // places where a device fails on purpose. Apart so that everything a test
 // can change about a device is in one file, and none of it comes from the
 // environment.
+#include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "fault_plan_state.hpp"
 #include "one_device.hpp"
@@ -47,6 +50,21 @@ void OneDevice::inject_slab_fault() {
       slabs_computed_.load() >= role_.fault.after)
     fail(FDK_ERROR_DEVICE, "injected kernel failure on GPU " + std::to_string(device_) + " (worker " +
                                std::to_string(role_.worker) + ", a test's FaultPlan)");
+}
+
+namespace {
+void CUDA_CB sleep_for_ms(void* ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(reinterpret_cast<std::intptr_t>(ms)));
+}
+}  // namespace
+
+// FaultPlan early_group_hold_ms: the backprojection stream waits that long
+// on a host function (run by the driver's thread) before the group.
+void OneDevice::hold_early_group() {
+  const int ms = role_.fault.early_group_hold_ms;
+  if (ms <= 0) return;
+  check(cu().cuLaunchHostFunc(bp_stream_.get(), sleep_for_ms, reinterpret_cast<void*>(static_cast<std::intptr_t>(ms))),
+        "cuLaunchHostFunc (a test's hold)");
 }
 
 }  // namespace fdk::cuda

@@ -129,6 +129,8 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     group_size_ = pairs_ ? kResidentPairs : kResidentQuads;
   else
     group_size_ = pairs_ ? kStreamPairs : kStreamQuads;
+  if (!resident_ && pairs_ && role.fault.stream_group_pairs > 0)
+    group_size_ = std::min(group_size_, role.fault.stream_group_pairs);
   window_slots_ = pairs_ ? 2 * kStreamPairs : kStreamViews;
   orbit_of_view_.assign(model.views.size(), -1);
   orbit_size_.assign(orbits_.size(), 0);

@@ -100,6 +100,7 @@ struct BatchSet {
   void wait() {
     if (used) done.synchronize();
   }
+  bool free() const { return !used || done.ready(); }
 };
 
 // Resident planes one launch computes: `planes` planes in chunks of `chunk`
@@ -232,6 +233,7 @@ class OneDevice final : public DeviceBackend {
 
   // resident_launches.cpp
   BatchSet& next_set();
+  bool next_set_free() const;
   void pack_quad(const float* const src[4], const float* const max_src[4], const float scale[4], BatchSet& set,
                  int slot, int rows);
   void prepare_quads(QuadBatch& batch, BatchSet& set);
@@ -283,12 +285,14 @@ class OneDevice final : public DeviceBackend {
   struct EarlyLink;
   EarlyLink* early_link(int sender);
   bool start_early(const ScanModel& model);
-  void launch_early_groups(const ScanModel& model);
+  enum class WhenBusy { defer, wait };
+  void launch_early_groups(const ScanModel& model, WhenBusy busy);
   bool finish_early(const ScanModel& model);
 
   // device_faults.cpp
   void inject_fault(FaultPlan::Kind kind, int count);
   void inject_slab_fault();
+  void hold_early_group();
 
   // one_device.hpp, below
   template <class ViewAt, class SrcOf>

@@ -17,6 +17,9 @@ BatchSet& OneDevice::next_set() {
   return set;
 }
 
+// True when next_set() would not wait for the GPU.
+bool OneDevice::next_set_free() const { return sets_[static_cast<size_t>(next_set_)].free(); }
+
 // `max_src` (nullable): each view's largest |value| (launch_pack_half).
 void OneDevice::pack_quad(const float* const src[4], const float* const max_src[4], const float scale[4], BatchSet& set,
                           int slot, int rows) {

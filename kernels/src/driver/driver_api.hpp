@@ -61,6 +61,7 @@ int driver_required() noexcept;
   X(cuKernelGetFunction, "cuKernelGetFunction")                  \
   X(cuKernelSetAttribute, "cuKernelSetAttribute")                \
   X(cuFuncGetAttribute, "cuFuncGetAttribute")                    \
+  X(cuLaunchHostFunc, "cuLaunchHostFunc")                        \
   X(cuLaunchKernel, "cuLaunchKernel")
 
 struct DriverApi {

@@ -39,6 +39,12 @@ struct FaultPlan {
   // finish's spans (tests that both give the same bits, whatever the GPU's
   // pace).
   bool hold_groups = false;
+  // Streaming: the groups are this many mirror pairs (0: the library's),
+  // and each group of the early slab waits this long on its GPU before it
+  // runs, as on a slow GPU (tests that the scan does not wait for the early
+  // slab's backprojection).
+  int stream_group_pairs = 0;
+  int early_group_hold_ms = 0;
 };
 
 // The plan every CUDA context created from now on takes (read once per
