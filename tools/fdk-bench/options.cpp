@@ -28,7 +28,7 @@ void print_help() {
       "                 [--slab-thickness PLANES] [--repeats R] [--warmup W]\n"
       "                 [--pool P] [--rate VIEWS_PER_S] [--gpus N] [--no-baseline]\n"
       "                 [--page-locked] [--outside-fov backproject|zero]\n"
-      "                 [--estimate-geometry] [--preview]\n"
+      "                 [--estimate-geometry] [--preview] [--timeline SECONDS]\n"
       "                 [--json FILE] [--commit TEXT]\n"
       "       fdk-bench-seams [the same] [--plane-pairs on|off]\n"
       "\n"
@@ -65,6 +65,11 @@ void print_help() {
       "default grid) and reads it whole once after fdk_finish, before the slabs, as\n"
       "an operator would ('preview': that read; it is inside end to end). Compare\n"
       "with a run without it for the preview's cost (scripts/gpu-preview-cost.sh).\n"
+      "--timeline S samples each run every S seconds from its first push: the views\n"
+      "pushed, those stored (filtered into the store, or into a resident volume),\n"
+      "the share of the backprojection done and the slabs done, printed after the\n"
+      "run with each change: where a push stalls or a GPU idles. The sampler asks\n"
+      "only fdk_get_progress and fdk_get_view_state (of the views in flight).\n"
       "--plane-pairs on|off (fdk-bench-seams only, for A/B runs): a resident CUDA\n"
       "volume backprojects its scan's first quarter as plane pairs, or not; the\n"
       "shipped library keeps them off (FaultPlan::plane_pairs).\n"
@@ -184,6 +189,12 @@ Options parse_options(int argc, char** argv) {
       o.slab_thickness = parse_int(next("--slab-thickness"), "--slab-thickness", 0);
     } else if (arg == "--pool") {
       o.pool = parse_int(next("--pool"), "--pool", 1);
+    } else if (arg == "--timeline") {
+      const std::string text = next("--timeline");
+      char* end = nullptr;
+      o.timeline = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !(o.timeline >= 0.001) || !(o.timeline <= 3600))
+        usage_error("bad --timeline '" + text + "' (seconds between samples, 0.001 to 3600)");
     } else if (arg == "--rate") {
       const std::string text = next("--rate");
       char* end = nullptr;

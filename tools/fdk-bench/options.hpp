@@ -31,6 +31,7 @@ struct Options {
   int outside_fov = FDK_OUTSIDE_FOV_BACKPROJECT;  // the library's default
   bool estimate_geometry = false;  // --estimate-geometry: fdk_config.estimate_geometry, timed
   bool preview = false;            // --preview: fdk_config.preview, read once after fdk_finish
+  double timeline = 0;             // --timeline S: a sample every S seconds of each run; 0 off
   int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
   std::string json;
   std::string commit;

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "cases.hpp"
 #include "host_info.hpp"
+#include "timeline.hpp"
 
 namespace fdk_bench {
 
@@ -145,6 +147,8 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
     }
 
     const auto p0 = Clock::now();
+    std::optional<Timeline> timeline;
+    if (o.timeline > 0) timeline.emplace(ctx, o.views, o.timeline, p0);
     for (int view = 0; view < o.views; ++view) {
       if (o.rate > 0) std::this_thread::sleep_until(p0 + std::chrono::duration<double>(view / o.rate));
       const float* pixels = p.views[static_cast<size_t>(view % p.pool)].get();
@@ -187,6 +191,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
       }
     }
     const auto r1 = Clock::now();
+    if (timeline) timeline->stop();
     t.push_s = seconds_between(p0, p1);
     t.finish_s = seconds_between(p1, f1);
     t.read_s = seconds_between(s0, r1);  // the slabs; a preview read before them is preview_s
@@ -239,6 +244,7 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
     std::printf("%s%s %d: filter+store %.3f s, finish %.3f s, read %.3f s, end to end %.3f s\n",
                 label, warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1,
                 t.push_s, t.finish_s, t.read_s, t.end_to_end_s);
+    if (timeline) timeline->print(label, warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1);
     std::fflush(stdout);
     if (check_values) {
       series.checked = true;
