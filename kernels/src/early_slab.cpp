@@ -201,7 +201,14 @@ bool OneDevice::finish_early(const ScanModel& model) {
   for (unsigned char a : model.arrived)
     if (!a) return false;
   if (model.view_weights != nominal_weights_) return false;
-  launch_early_groups(model, WhenBusy::wait);
+  // The groups deferred during the scan: a GPU failing to launch them
+  // leaves the slab to the store, as one failing during the scan does.
+  try {
+    launch_early_groups(model, WhenBusy::wait);
+  } catch (const Error&) {
+    early_failed_ = true;
+    return false;
+  }
   return early_next_ * static_cast<size_t>(group_size_) >= orbits_.size();
 }
 
