@@ -225,9 +225,10 @@ class CudaBackend final : public Backend {
 
   // Streaming: each GPU filters a lane's views, uploads and copies back for
   // the store on its own link, side by side (one GPU filtering every view
-  // of (d) while backprojecting its early slab took 7 ms a view, its thread
-  // busy 17 s of a 19-21 s push: docs/PERFORMANCE.md). Resident: one lane
-  // (the GPUs' turns keep every view's order, below).
+  // of (d) had its thread busy 17 s of a 19-21 s push, though much of that
+  // was the wait for the early slab's batch sets that launch_early_groups
+  // no longer does: docs/PERFORMANCE.md). Resident: one lane (the GPUs'
+  // turns keep every view's order, below).
   int filter_lanes() const override { return resident_ ? 1 : static_cast<int>(live_.size()); }
 
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,

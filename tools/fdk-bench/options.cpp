@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -114,6 +115,15 @@ int parse_int(const std::string& text, const char* what, int min_value) {
   return static_cast<int>(value);
 }
 
+// A number in [min_value, max_value] (NaN never is).
+double parse_number(const std::string& text, const char* what, double min_value, double max_value) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(value >= min_value) || !(value <= max_value))
+    usage_error(std::string("bad value for ") + what + ": '" + text + "'");
+  return value;
+}
+
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -190,16 +200,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--pool") {
       o.pool = parse_int(next("--pool"), "--pool", 1);
     } else if (arg == "--timeline") {
-      const std::string text = next("--timeline");
-      char* end = nullptr;
-      o.timeline = std::strtod(text.c_str(), &end);
-      if (end == text.c_str() || *end != '\0' || !(o.timeline >= 0.001) || !(o.timeline <= 3600))
-        usage_error("bad --timeline '" + text + "' (seconds between samples, 0.001 to 3600)");
+      o.timeline = parse_number(next("--timeline"), "--timeline (seconds, 0.001 to 3600)", 0.001, 3600);
     } else if (arg == "--rate") {
-      const std::string text = next("--rate");
-      char* end = nullptr;
-      o.rate = std::strtod(text.c_str(), &end);
-      if (end == text.c_str() || *end != '\0' || !(o.rate > 0)) usage_error("bad --rate '" + text + "'");
+      o.rate = parse_number(next("--rate"), "--rate", std::nextafter(0.0, 1.0), HUGE_VAL);
     } else if (arg == "--plane-pairs") {
       const std::string v = next("--plane-pairs");
       if (v == "on") o.plane_pairs = 1;

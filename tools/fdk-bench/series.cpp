@@ -241,10 +241,11 @@ bool run_series(const Options& o, int gpus, const char* label, const Projections
     fdk_destroy(ctx);
     t.destroy_s = seconds_between(d0, Clock::now());
 
-    std::printf("%s%s %d: filter+store %.3f s, finish %.3f s, read %.3f s, end to end %.3f s\n",
-                label, warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1,
-                t.push_s, t.finish_s, t.read_s, t.end_to_end_s);
-    if (timeline) timeline->print(label, warmup ? "warm-up" : "run", warmup ? run + 1 : run - o.warmup + 1);
+    const char* kind = warmup ? "warm-up" : "run";
+    const int number = warmup ? run + 1 : run - o.warmup + 1;
+    std::printf("%s%s %d: filter+store %.3f s, finish %.3f s, read %.3f s, end to end %.3f s\n", label, kind,
+                number, t.push_s, t.finish_s, t.read_s, t.end_to_end_s);
+    if (timeline) timeline->print(label, kind, number);
     std::fflush(stdout);
     if (check_values) {
       series.checked = true;
