@@ -67,4 +67,11 @@ void OneDevice::hold_early_group() {
         "cuLaunchHostFunc (a test's hold)");
 }
 
+// FaultPlan staging_hold_ms: pinning a batch set's staging takes that much
+// longer, on the thread that pins it.
+void OneDevice::hold_staging() const {
+  if (role_.fault.staging_hold_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(role_.fault.staging_hold_ms));
+}
+
 }  // namespace fdk::cuda

@@ -3,10 +3,12 @@
 // them. Each resource remembers the context it was made in and releases
 // itself there, whichever thread destroys it.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -111,6 +113,35 @@ class PinnedBuffer {
   T* ptr_ = nullptr;
   size_t count_ = 0;
   CUcontext context_ = nullptr;
+};
+
+// Host windows of one size, each pinned on its own. Pinning appears to
+// hold the driver: 3 GiB pinned in one allocation, on a thread of its own,
+// still stopped every filter lane for over a second; a window at a time,
+// about 10 MiB, did not (OneDevice::reserve_staging_in_background).
+class PinnedWindows {
+ public:
+  // At least `count` windows of at least `floats` each. `pace`: after each
+  // window, wait as long as pinning it took, for a caller in the background.
+  void reserve(size_t count, size_t floats, bool pace = false) {
+    if (floats > floats_) {
+      windows_.clear();
+      floats_ = floats;
+    }
+    while (windows_.size() < count) {
+      const auto start = std::chrono::steady_clock::now();
+      auto w = std::make_unique<PinnedBuffer<float>>();
+      w->resize(floats_);
+      windows_.push_back(std::move(w));
+      if (pace) std::this_thread::sleep_for(std::chrono::steady_clock::now() - start);
+    }
+  }
+  bool covers(size_t count, size_t floats) const { return floats <= floats_ && windows_.size() >= count; }
+  float* window(size_t i) const { return windows_[i]->get(); }
+
+ private:
+  std::vector<std::unique_ptr<PinnedBuffer<float>>> windows_;
+  size_t floats_ = 0;
 };
 
 class Stream {

@@ -125,6 +125,7 @@ bool OneDevice::start_early(const ScanModel& model) {
   const int planes = range[1] - range[0];
   const int rows = window_rows(planes);
   make_sets(group_size_, rows, true);
+  reserve_staging_in_background(rows);
   const size_t buffer_floats = model.plane_floats() * static_cast<size_t>(max_planes_);
   if (window_stride_ * model.views.size() > buffer_floats) {
     early_ = false;

@@ -202,6 +202,7 @@ OneDevice::~OneDevice() {
   // worker ends.
   scope_.enter();
   if (worker_.joinable()) worker_.join();
+  if (staging_.valid()) staging_.wait();
   stop_launching_.store(true);
   if (launcher_.joinable()) launcher_.join();
   const DriverApi& d = cu();
@@ -286,8 +287,39 @@ void OneDevice::make_set(BatchSet& set, int quads, int rows, bool streaming) {
       set.window_tex[static_cast<size_t>(v)].make_pitch2d(set.windows.get() + window_stride_ * v,
                                                           kFloat1, columns_, rows,
                                                           pitch_ * sizeof(float));
-    set.staging.resize(static_cast<size_t>(columns_) * rows * window_slots_);
   }
+}
+
+// The sets' pinned staging for `rows`: what the early slab started in the
+// background first (its failure is thrown here), then any growth.
+void OneDevice::reserve_staging(int rows) {
+  if (staging_.valid()) staging_.get();
+  pin_staging(rows, false);
+}
+
+void OneDevice::pin_staging(int rows, bool paced) {
+  const size_t floats = static_cast<size_t>(columns_) * rows;
+  for (BatchSet& set : sets_) {
+    if (set.staging.covers(window_slots_, floats)) continue;
+    hold_staging();
+    set.staging.reserve(window_slots_, floats, paced);
+  }
+}
+
+// Pinning the staging took 1.1-1.6 s a GPU in (d) (two sets of 128 windows
+// of 4096 x ~700 floats, about 3 GiB). Done in start_early, on the filter
+// lane that brought the first view, it held every lane (the GPUs' starts
+// came one after the other) while 35 pushes filled the slots: the push
+// stopped 2.5-3.1 s at its start. The early slab never reads the staging;
+// the slabs from the store do, after fdk_finish (reserve_staging). Pinned
+// in one piece on a thread of its own, it stopped the push as long (the
+// lanes' driver calls seem to wait for a pinning); a window at a time,
+// paced, it did not (docs/DECISIONS.md).
+void OneDevice::reserve_staging_in_background(int rows) {
+  staging_ = std::async(std::launch::async, [this, rows] {
+    DeviceGuard guard(device_);
+    pin_staging(rows, true);
+  });
 }
 
 // Field-of-view mask from the announced views (nominal) or the arrived

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <future>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -93,7 +94,7 @@ struct BatchSet {
   DeviceBuffer<unsigned> quad_max;  // per slot, for the packing scale
   DeviceBuffer<float> windows;            // streaming: window_slots_ row windows
   std::vector<TextureObject> window_tex;  // streaming: one per window
-  PinnedBuffer<float> staging;            // streaming: decompressed windows
+  PinnedWindows staging;                  // streaming: decompressed windows (OneDevice::reserve_staging)
   Event uploaded;                         // streaming: the windows are on the device
   Event done;
   bool used = false;
@@ -216,6 +217,9 @@ class OneDevice final : public DeviceBackend {
   uint64_t filter_bytes(const ScanModel& model) const;
   void make_sets(int quads, int rows, bool streaming);
   void make_set(BatchSet& set, int quads, int rows, bool streaming);
+  void reserve_staging(int rows);
+  void reserve_staging_in_background(int rows);
+  void pin_staging(int rows, bool paced);
   void compute_mask(const ScanModel& model, bool nominal);
   SlabGeometry slab_geometry(const ScanModel& model, int y0, int planes) const;
   SlabGeometry slab_geometry(const ScanModel& model, const Run& run) const;
@@ -293,6 +297,7 @@ class OneDevice final : public DeviceBackend {
   void inject_fault(FaultPlan::Kind kind, int count);
   void inject_slab_fault();
   void hold_early_group();
+  void hold_staging() const;
 
   // one_device.hpp, below
   template <class ViewAt, class SrcOf>
@@ -392,6 +397,9 @@ class OneDevice final : public DeviceBackend {
   DeviceBuffer<unsigned char> mask_;
   std::vector<TextureObject> view_tex_;
   std::array<BatchSet, 2> sets_;
+  // Streaming: the sets' staging being pinned off the filter lanes (early
+  // slab), until reserve_staging.
+  std::future<void> staging_;
   // Resident: a set per group of pairs, filled as the groups complete (the
   // first next_packed_ are).
   std::vector<std::unique_ptr<PackedGroup>> packed_groups_;

@@ -85,6 +85,7 @@ void OneDevice::compute_slab(const ScanModel& model, int y0, int y1, int buffer)
     synchronize(bp_stream_.get(), "cuStreamSynchronize");
     make_sets(group_size_, rows, true);
   }
+  reserve_staging(rows);
   DeviceBuffer<float>& slab = slab_buffers_[static_cast<size_t>(buffer)];
   slab.resize(model.plane_floats() * static_cast<size_t>(std::max(planes, max_planes_)));
   zero_async(slab.get(), model.plane_floats() * planes * sizeof(float), bp_stream_.get(), "cuMemsetD8Async (slab)");
@@ -152,14 +153,14 @@ void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::
     const int v = view_at(task / width, task % width);
     if (v < 0) return;
     const auto& w = window[static_cast<size_t>(task / width)];
-    float* dst = set.staging.get() + static_cast<size_t>(task) * columns_ * rows;
+    float* dst = set.staging.window(static_cast<size_t>(task));
     model.store->read_rows(v, w[0], w[1] + 1, dst);
   });
   for (int task = 0; task < count * width; ++task) {
     if (view_at(task / width, task % width) < 0) continue;
     const auto& w = window[static_cast<size_t>(task / width)];
     copy_2d_async(set.windows.get() + window_stride_ * task, pitch_ * sizeof(float),
-                  set.staging.get() + static_cast<size_t>(task) * columns_ * rows, columns_ * sizeof(float),
+                  set.staging.window(static_cast<size_t>(task)), columns_ * sizeof(float),
                   columns_ * sizeof(float), w[1] - w[0] + 1, upload_stream_.get(), "cuMemcpy2DAsync (window upload)");
   }
   set.uploaded.record(upload_stream_.get());

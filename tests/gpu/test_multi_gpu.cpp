@@ -25,41 +25,15 @@
 #include "fdk/core/reconstruction.hpp"
 #include "fdk/kernels/cuda_backend.hpp"
 #include "fdk/kernels/test_seams.hpp"
+#include "multi_gpu_support.hpp"
 #include "small_scan.hpp"
 
 using fdk::cuda::FaultPlan;
 using fdk::cuda::ScopedFaultPlan;
 using fdk_test::SmallScan;
+using namespace fdk_test::multi_gpu;
 
 namespace {
-
-int gpu_count() {
-  static const int count = [] {
-    SmallScan scan(8, 4, 8);
-    scan.config.backend = FDK_BACKEND_CUDA;
-    fdk_context* ctx = nullptr;
-    if (fdk_create(&scan.config, &ctx) != FDK_OK) return 0;
-    fdk_device_stats stats{};
-    stats.struct_size = sizeof(stats);
-    const int n = fdk_get_device_stats(ctx, &stats) == FDK_OK ? stats.num_devices : 0;
-    fdk_destroy(ctx);
-    return n;
-  }();
-  return count;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (gpu_count() == 0) GTEST_SKIP() << "skipped: no GPU"
-
-// The CUDA backend on the devices `ordinals`, each within `budget` bytes
-// (0: the default).
-fdk_config on_devices(fdk_config c, const std::vector<int>& ordinals, uint64_t budget) {
-  c.backend = FDK_BACKEND_CUDA;
-  c.num_devices = static_cast<int32_t>(ordinals.size());
-  for (size_t i = 0; i < ordinals.size(); ++i) c.devices[i] = ordinals[i];
-  c.gpu_memory_budget = budget;
-  return c;
-}
 
 // A failure written "<worker>:<alloc|kernel|scan|read>[:<after>]" (see
 // FaultPlan); a malformed one fails the test.
@@ -98,45 +72,6 @@ FaultPlan with_plane_pairs(bool on, bool hold_groups) {
   plan.plane_pairs = on;
   plan.hold_groups = hold_groups;
   return plan;
-}
-
-struct Outcome {
-  std::vector<float> volume;
-  fdk_device_stats stats{};
-  int slabs = 0;
-};
-
-// A context on `config` with every view of `scan` pushed and finished
-// (null when it cannot be created).
-fdk_context* scanned(const fdk_config& config, const SmallScan& scan) {
-  fdk_context* ctx = nullptr;
-  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
-  if (!ctx) return nullptr;
-  for (int v = 0; v < scan.views(); ++v)
-    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
-  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
-  return ctx;
-}
-
-// The volume, slab count and device stats of a finished context, which it
-// destroys.
-Outcome outcome_of(fdk_context* ctx) {
-  Outcome out;
-  EXPECT_EQ(fdk_test::read_volume(ctx, out.volume), FDK_OK) << fdk_last_error(ctx);
-  EXPECT_EQ(fdk_slab_count(ctx, &out.slabs), FDK_OK);
-  out.stats.struct_size = sizeof(out.stats);
-  EXPECT_EQ(fdk_get_device_stats(ctx, &out.stats), FDK_OK) << fdk_last_error(ctx);
-  fdk_destroy(ctx);
-  return out;
-}
-
-Outcome reconstruct(const fdk_config& config, const SmallScan& scan) {
-  fdk_context* ctx = scanned(config, scan);
-  return ctx ? outcome_of(ctx) : Outcome{};
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return !a.empty() && a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 int workers_with_slabs(const fdk_device_stats& s) {
@@ -364,58 +299,6 @@ TEST(MultiGpu, EveryGpuComputesASlabDuringTheScan) {
     std::printf("[gpu] early slabs on %s: %d slabs, %d after the scan; same bits as on one GPU: %s\n",
                 describe(set).c_str(), many.slabs, computed, same_bits(one.volume, many.volume) ? "yes" : "NO");
   }
-}
-
-// The views are filtered at the scan's pace, not at the early slab's. On a
-// GPU whose backprojection is slow (FaultPlan: each of the early slab's 6
-// groups held 250 ms on the GPU), every view is filtered and stored before
-// the GPU could have run two groups; the early slab completes in
-// fdk_finish, and the volume is the same bits as without the hold. When a
-// filter lane waited for the backprojection's two batch sets, the last view
-// was filtered at least 1 s after the first group was launched.
-TEST(MultiGpu, TheScanDoesNotWaitForTheEarlySlab) {
-  SKIP_WITHOUT_GPU();
-  const SmallScan scan(128, 24, 64);  // 12 mirror pairs: 6 groups of 2
-  const fdk_config config = on_devices(scan.config, {0}, 6u << 20);
-  FaultPlan small_groups;
-  small_groups.stream_group_pairs = 2;
-  Outcome quick;
-  {
-    ScopedFaultPlan plan(small_groups);
-    quick = reconstruct(config, scan);
-  }
-  FaultPlan slow = small_groups;
-  slow.early_group_hold_ms = 250;
-  ScopedFaultPlan plan(slow);
-  fdk_context* ctx = nullptr;
-  ASSERT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
-  // Pushes return once the pixels are copied: what the hold would delay
-  // is the views' filtering, seen as each view's state turning STORED.
-  const auto start = std::chrono::steady_clock::now();
-  const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  for (int v = 0; v < scan.views(); ++v)
-    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
-  int stored = 0;
-  while (stored < scan.views() && seconds() < 10) {
-    stored = 0;
-    for (int v = 0; v < scan.views(); ++v) {
-      int32_t state = FDK_VIEW_ABSENT;
-      EXPECT_EQ(fdk_get_view_state(ctx, v, &state, nullptr), FDK_OK);
-      stored += state == FDK_VIEW_STORED ? 1 : 0;
-    }
-    if (stored < scan.views()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  const double pushed = seconds();
-  EXPECT_EQ(stored, scan.views());
-  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
-  const Outcome held = outcome_of(ctx);
-  EXPECT_LT(pushed, 0.5) << "the views' filtering waited for the early slab's backprojection";
-  ASSERT_GT(quick.slabs, 2);
-  EXPECT_EQ(held.slabs, quick.slabs);
-  EXPECT_EQ(held.stats.slabs_computed[0], held.slabs - 1) << "the first slab comes from the scan";
-  EXPECT_TRUE(same_bits(quick.volume, held.volume));
-  std::printf("[gpu] early slab held 250 ms a group: 24 views stored in %.3f s; same bits: %s\n", pushed,
-              same_bits(quick.volume, held.volume) ? "yes" : "NO");
 }
 
 namespace {

@@ -45,6 +45,10 @@ struct FaultPlan {
   // slab's backprojection).
   int stream_group_pairs = 0;
   int early_group_hold_ms = 0;
+  // Streaming: pinning a batch set's staging (the host memory the slabs
+  // from the store are uploaded from) takes this much longer, as on a
+  // host where pinning is slow (tests that the scan does not wait for it).
+  int staging_hold_ms = 0;
 };
 
 // The plan every CUDA context created from now on takes (read once per
