@@ -316,10 +316,15 @@ void OneDevice::pin_staging(int rows, bool paced) {
 // lanes' driver calls seem to wait for a pinning); a window at a time,
 // paced, it did not (docs/DECISIONS.md).
 void OneDevice::reserve_staging_in_background(int rows) {
-  staging_ = std::async(std::launch::async, [this, rows] {
-    DeviceGuard guard(device_);
-    pin_staging(rows, true);
-  });
+  try {
+    staging_ = std::async(std::launch::async, [this, rows] {
+      DeviceGuard guard(device_);
+      pin_staging(rows, true);
+    });
+  } catch (const std::exception&) {
+    // No thread (or memory) to be had now: the first slab from the store
+    // pins the staging itself, and the scan goes on.
+  }
 }
 
 // Field-of-view mask from the announced views (nominal) or the arrived
