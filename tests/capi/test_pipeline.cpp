@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "finished_scan.hpp"
 #include "small_scan.hpp"
 
 using fdk_test::SmallScan;
@@ -321,16 +322,6 @@ double backproject_seconds(const fdk_context* ctx) {
   return t.backproject_seconds;
 }
 
-fdk_context* finished(const fdk_config& config, const SmallScan& scan) {
-  fdk_context* ctx = nullptr;
-  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
-  if (!ctx) return nullptr;
-  for (int v = 0; v < scan.views(); ++v)
-    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
-  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
-  return ctx;
-}
-
 int32_t ready_now(fdk_context* ctx, int32_t slab) {
   int32_t ready = -1;
   EXPECT_EQ(fdk_slab_ready(ctx, slab, &ready), FDK_OK) << fdk_last_error(ctx);
@@ -377,7 +368,7 @@ uint64_t budget_for_cached_slabs(const fdk_config& config, const SmallScan& scan
     if (s != FDK_ERROR_BUDGET || minimal > (64u << 20)) return 0;
   }
   c.host_memory_budget = 0;
-  fdk_context* ctx = finished(c, scan);
+  fdk_context* ctx = fdk_test::finished_scan(c, scan);
   fdk_store_info store{};
   store.struct_size = sizeof(store);
   EXPECT_EQ(fdk_get_store_info(ctx, &store), FDK_OK);
@@ -397,7 +388,7 @@ TEST(Pipeline, SlabReadyComputesInTheBackgroundAndTheReadComputesNothing) {
   scan.config.slab_thickness = 8;
   const auto reference = reconstruct(scan.config, scan);
   const size_t slab_floats = 8 * 32 * 32;
-  fdk_context* ctx = finished(scan.config, scan);
+  fdk_context* ctx = fdk_test::finished_scan(scan.config, scan);
   ASSERT_NE(ctx, nullptr);
   EXPECT_EQ(backproject_seconds(ctx), 0.0);
   fdk_progress p{};
@@ -435,7 +426,7 @@ TEST(Pipeline, SlabsReadAreEvictedAndRecomputedTheSame) {
   ASSERT_GT(config.host_memory_budget, 0u);
 
   // Reads only: 0, 1, 0 again (recomputed), 0 once more (cached).
-  fdk_context* ctx = finished(config, scan);
+  fdk_context* ctx = fdk_test::finished_scan(config, scan);
   ASSERT_NE(ctx, nullptr);
   const auto first = read_one(ctx, 0);
   const double after_0 = backproject_seconds(ctx);
@@ -455,7 +446,7 @@ TEST(Pipeline, SlabsReadAreEvictedAndRecomputedTheSame) {
   fdk_destroy(ctx);
 
   // Computed ahead: slab 1 waits for slab 0's room until slab 0 is read.
-  ctx = finished(config, scan);
+  ctx = fdk_test::finished_scan(config, scan);
   ASSERT_NE(ctx, nullptr);
   ASSERT_TRUE(poll_until_ready(ctx, 0));
   for (int i = 0; i < 20; ++i) {
@@ -497,7 +488,7 @@ TEST(Pipeline, SlabTooBigForTheCacheIsNeverReadyButReads) {
   fdk_config config = scan.config;
   config.host_memory_budget = budget_for_cached_slabs(scan.config, scan, 0.5);
   ASSERT_GT(config.host_memory_budget, 0u);
-  fdk_context* ctx = finished(config, scan);
+  fdk_context* ctx = fdk_test::finished_scan(config, scan);
   ASSERT_NE(ctx, nullptr);
   for (int i = 0; i < 20; ++i) {
     EXPECT_EQ(ready_now(ctx, 0), 0);

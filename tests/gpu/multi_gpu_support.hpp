@@ -1,6 +1,7 @@
 // What the several-GPU tests share (test_multi_gpu.cpp, test_scan_pace.cpp):
 // the GPUs there are, the CUDA backend on chosen devices, and a scan
-// reconstructed into its volume, slab count and device stats.
+// reconstructed into its volume, slab count and device stats. They skip
+// with gpu_skip.hpp's SKIP_WITHOUT_GPU.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -8,10 +9,14 @@
 #include <cstring>
 #include <vector>
 
+#include "finished_scan.hpp"
+#include "gpu_skip.hpp"
 #include "small_scan.hpp"
 
 namespace fdk_test::multi_gpu {
 
+// The GPUs the library sees here (fdk_get_device_stats), 0 where none: the
+// tests run on the real GPUs where there are several.
 inline int gpu_count() {
   static const int count = [] {
     SmallScan scan(8, 4, 8);
@@ -26,9 +31,6 @@ inline int gpu_count() {
   }();
   return count;
 }
-
-#define SKIP_WITHOUT_GPU() \
-  if (fdk_test::multi_gpu::gpu_count() == 0) GTEST_SKIP() << "skipped: no GPU"
 
 // The CUDA backend on the devices `ordinals`, each within `budget` bytes
 // (0: the default).
@@ -46,18 +48,6 @@ struct Outcome {
   int slabs = 0;
 };
 
-// A context on `config` with every view of `scan` pushed and finished
-// (null when it cannot be created).
-inline fdk_context* scanned(const fdk_config& config, const SmallScan& scan) {
-  fdk_context* ctx = nullptr;
-  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
-  if (!ctx) return nullptr;
-  for (int v = 0; v < scan.views(); ++v)
-    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
-  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
-  return ctx;
-}
-
 // The volume, slab count and device stats of a finished context, which it
 // destroys.
 inline Outcome outcome_of(fdk_context* ctx) {
@@ -71,7 +61,7 @@ inline Outcome outcome_of(fdk_context* ctx) {
 }
 
 inline Outcome reconstruct(const fdk_config& config, const SmallScan& scan) {
-  fdk_context* ctx = scanned(config, scan);
+  fdk_context* ctx = finished_scan(config, scan);
   return ctx ? outcome_of(ctx) : Outcome{};
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "finished_scan.hpp"
 #include "gpu_skip.hpp"
 #include "small_scan.hpp"
 
@@ -29,12 +30,8 @@ Preview preview_of(fdk_config config, const SmallScan& scan) {
   Preview p;
   fdk_preview_info_init(&p.info);
   config.preview = 1;
-  fdk_context* ctx = nullptr;
-  EXPECT_EQ(fdk_create(&config, &ctx), FDK_OK) << fdk_last_create_error();
+  fdk_context* ctx = fdk_test::finished_scan(config, scan);
   if (!ctx) return p;
-  for (int v = 0; v < scan.views(); ++v)
-    EXPECT_EQ(fdk_push_projection(ctx, v, scan.pixels(v), scan.pitch(), nullptr), FDK_OK) << fdk_last_error(ctx);
-  EXPECT_EQ(fdk_finish(ctx), FDK_OK) << fdk_last_error(ctx);
   EXPECT_EQ(fdk_get_preview_info(ctx, &p.info), FDK_OK);
   const fdk_volume& g = p.info.volume;
   p.volume.resize(static_cast<size_t>(g.size[0]) * g.size[1] * g.size[2]);

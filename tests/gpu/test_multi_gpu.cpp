@@ -181,7 +181,7 @@ TEST(MultiGpu, SlabsReadIntoPageLockedMemoryAreTheSameBytes) {
     fdk_context* ctx = nullptr;
     {
       const ScopedFaultPlan direct(with_direct_reads_only());
-      ctx = scanned(config, scan);
+      ctx = fdk_test::finished_scan(config, scan);
     }
     ASSERT_NE(ctx, nullptr);
     int32_t slabs = 0;
@@ -383,7 +383,7 @@ TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
   fdk_config cpu = scan.config;
   cpu.backend = FDK_BACKEND_CPU;
   std::vector<float> reference;
-  fdk_context* ctx = scanned(cpu, scan);
+  fdk_context* ctx = fdk_test::finished_scan(cpu, scan);
   ASSERT_NE(ctx, nullptr);
   EXPECT_EQ(fdk_test::read_volume(ctx, reference), FDK_OK) << fdk_last_error(ctx);
   fdk_destroy(ctx);
@@ -489,7 +489,7 @@ TEST(MultiGpu, AResidentGpuFailingDuringTheReadsHandsItsChunksToTheOthers) {
   if (gpu_count() >= 2) cases.push_back({{0, 1}, "0:read:1", 0});
   for (const FaultCase& k : cases) {
     InjectedFault fault(k.fault);
-    fdk_context* ctx = scanned(on_devices(scan.config, k.devices, 0), scan);
+    fdk_context* ctx = fdk_test::finished_scan(on_devices(scan.config, k.devices, 0), scan);
     ASSERT_NE(ctx, nullptr);
     std::vector<float> volume;
     EXPECT_EQ(fdk_test::read_volume(ctx, volume), FDK_OK) << fdk_last_error(ctx);
