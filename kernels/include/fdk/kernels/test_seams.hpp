@@ -29,11 +29,9 @@ struct FaultPlan {
   int packed_sets_limit = -1;
   // Plane pairs: a resident volume backprojects its scan's first quarter as
   // plane pairs (plan_resident_pairs), its chunks dealt in mirror images.
-  // Off in the shipped library until measured on several GPUs, where the
-  // start they save weighs most: the bars met on two and four GPUs were
-  // measured without them. On one H200 they took (a) 0.055, 0.057 -> 0.055,
-  // 0.050 s end to end, (b) 0.776, 0.771 -> 0.757, 0.756 s, (c) 5.88 ->
-  // 5.87 s (PERFORMANCE.md, tenth pass).
+  // Off in the shipped library: on four H200s they gained 1-4 % end to end
+  // but on three they cost 17 %, where the chunks cannot be dealt in mirror
+  // images (docs/DECISIONS.md, "Plane pairs stay off (session 36)").
   bool plane_pairs = false;
   // A resident device launches no group during the scan; all wait for the
   // finish's spans (tests that both give the same bits, whatever the GPU's
