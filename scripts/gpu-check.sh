@@ -32,9 +32,10 @@
 # scaling and each GPU's busy time. d runs under a 160 GiB host budget, one
 # timed run and no warm-up, 64 distinct projections pushed cyclically.
 # A/B runs of a knob that only the CUDA backend's test seams turn (plane
-# pairs; libfdk.so has no such knob, nor reads one from the environment):
-# fdk-bench-seams, built and staged next to fdk-bench, e.g.
+# pairs, ramped first groups; libfdk.so has no such knob, nor reads one from
+# the environment): fdk-bench-seams, built and staged next to fdk-bench, e.g.
 #   gpu-prebuilt/bin/fdk-bench-seams --case b --backend cuda --plane-pairs on|off
+#   gpu-prebuilt/bin/fdk-bench-seams --case c --backend cuda --gpus 4 --ramp-groups on|off
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 out="${OUT:-/tmp/fdk-gpu-out}"

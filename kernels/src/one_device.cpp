@@ -376,9 +376,8 @@ void OneDevice::reserve_packed_groups() {
   for (unsigned char kind : orbit_kind_) ++of_kind[kind];
   size_t groups = 0;
   for (int kind = 0; kind < kMirrorKinds; ++kind) {
-    const int plane = kind == static_cast<int>(MirrorKind::Plane);
     for (size_t n = of_kind[static_cast<size_t>(kind)], g = 0; n > 0; ++g, ++groups)
-      n -= std::min(n, static_cast<size_t>(group_target(kind, plane ? static_cast<int>(g) : 0)));
+      n -= std::min(n, static_cast<size_t>(group_target(kind, static_cast<int>(g))));
   }
   if (role_.fault.packed_sets_limit >= 0)
     groups = std::min(groups, static_cast<size_t>(role_.fault.packed_sets_limit));

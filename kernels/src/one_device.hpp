@@ -424,7 +424,7 @@ class OneDevice final : public DeviceBackend {
   int second_run_ = 0;                             // resident: the slot where owned_'s second run starts
   bool mirrored_slots_ = false;                    // resident: slot n-1-i holds the mirror image of slot i's chunk
   int plane_orbits_left_ = 0;                      // resident: plane pairs not yet arrived
-  int plane_groups_ = 0;                           // resident: groups of plane pairs formed
+  std::array<int, kMirrorKinds> groups_formed_{};  // resident: groups of each kind formed during the scan
   std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the early slab
   Event early_filtered_;                           // sender, on its filter stream: the view and its maximum
   // Receiver: the windows from one sender, copied on a stream of their own

@@ -33,8 +33,9 @@ void OneDevice::view_filtered(const ScanModel& model, int view) {
       std::vector<int>& pending = pending_orbits_[static_cast<size_t>(kind)];
       pending.push_back(q);
       const bool last_plane = plane && --plane_orbits_left_ == 0;
-      if (static_cast<int>(pending.size()) == group_target(kind, plane_groups_) || last_plane) {
-        if (plane) ++plane_groups_;
+      int& formed = groups_formed_[static_cast<size_t>(kind)];
+      if (static_cast<int>(pending.size()) == group_target(kind, formed) || last_plane) {
+        ++formed;
         // Launched while the GPU keeps up; held for fdk_finish's chunked
         // launches when it is behind. Groups stay the same either way,
         // so every voxel sums the same groups in the same order.
@@ -145,10 +146,12 @@ void OneDevice::throw_if_failed() const {
 // where a launch's reading and writing its planes weighs little.
 // `index`: the group's place among the groups of its kind. Measured on
 // (b), one H200, kernels: first groups of 16, 16, 32 0.790 s; 16 0.779 s;
-// none smaller 0.782 s.
+// none smaller 0.782 s. FaultPlan::ramp_pair_groups: the other kinds'
+// first groups 8, 16 and 32 (not measured yet).
 int OneDevice::group_target(int kind, int index) const {
-  if (kind != static_cast<int>(MirrorKind::Plane) || index > 0) return group_size_;
-  return std::min(16, group_size_);
+  if (kind == static_cast<int>(MirrorKind::Plane)) return index > 0 ? group_size_ : std::min(16, group_size_);
+  if (!role_.fault.ramp_pair_groups || index >= 3) return group_size_;
+  return std::min(8 << index, group_size_);
 }
 
 void OneDevice::add_view(const ScanModel& model, int view, const std::vector<double>& weights) {

@@ -393,6 +393,44 @@ TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
   EXPECT_LE(err, 1e-3);
 }
 
+// Ramped first groups (FaultPlan::ramp_pair_groups; off without them): a
+// resident volume's first groups of each kind of mirror pair are 8, 16 and
+// 32 pairs. Every GPU forms the same groups from the views in push order,
+// so the volume is the same bits on every number of workers, also with
+// every group held for the finish; other bits than without them (the path
+// is taken: 120 views give fewer than 64 pairs of a kind).
+TEST(MultiGpu, RampedFirstGroupsGiveTheSameBitsOnEveryNumberOfGpus) {
+  SKIP_WITHOUT_GPU();
+  const SmallScan scan = tall(SmallScan(64, 120, 96));
+  const Outcome plain = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  ASSERT_FALSE(plain.volume.empty());
+  FaultPlan ramp;
+  ramp.ramp_pair_groups = true;
+  std::optional<ScopedFaultPlan> plan;
+  plan.emplace(ramp);
+  const Outcome one = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  ASSERT_FALSE(one.volume.empty());
+  EXPECT_FALSE(same_bits(one.volume, plain.volume)) << "the ramped groups' path was not taken";
+  EXPECT_LE(fdk_test::relative_l2(one.volume, plain.volume), 1e-5);
+  auto sets = device_sets();
+  for (const auto& set : sets) {
+    const Outcome many = reconstruct(on_devices(scan.config, set, 0), scan);
+    EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(set);
+    std::printf("[gpu] ramped first groups on %s: same bits as on one GPU: %s\n", describe(set).c_str(),
+                same_bits(one.volume, many.volume) ? "yes" : "NO");
+  }
+  ramp.hold_groups = true;
+  plan.reset();
+  plan.emplace(ramp);
+  sets.insert(sets.begin(), std::vector<int>{0});
+  for (const auto& set : sets) {
+    const Outcome held = reconstruct(on_devices(scan.config, set, 0), scan);
+    EXPECT_TRUE(same_bits(one.volume, held.volume)) << "held, " << describe(set);
+    std::printf("[gpu] ramped first groups, every group held for the finish on %s: same bits: %s\n",
+                describe(set).c_str(), same_bits(one.volume, held.volume) ? "yes" : "NO");
+  }
+}
+
 // A streamed voxel's bits do not depend on its slab's bounds (its texture
 // window and the scale the window is packed with), so neither on the slab
 // plan, which depends on the GPU count when the host budget binds. Mirror

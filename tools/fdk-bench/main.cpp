@@ -230,12 +230,14 @@ double ratio(double numerator, double denominator) {
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
 #ifdef FDK_BENCH_TEST_SEAMS
-  if (o.plane_pairs >= 0) {
+  if (o.plane_pairs >= 0 || o.ramp_groups >= 0) {
     fdk::cuda::FaultPlan plan;
     plan.plane_pairs = o.plane_pairs == 1;
+    plan.ramp_pair_groups = o.ramp_groups == 1;
     fdk::cuda::set_fault_plan(plan);
-    std::printf("fdk-bench-seams: plane pairs %s (a test seam; the shipped library keeps them off)\n",
-                plan.plane_pairs ? "on" : "off");
+    std::printf("fdk-bench-seams: plane pairs %s, ramped first groups %s (test seams; the shipped library "
+                "keeps both off)\n",
+                plan.plane_pairs ? "on" : "off", plan.ramp_pair_groups ? "on" : "off");
   }
 #endif
 

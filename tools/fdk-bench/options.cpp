@@ -31,7 +31,7 @@ void print_help() {
       "                 [--page-locked] [--outside-fov backproject|zero]\n"
       "                 [--estimate-geometry] [--preview] [--timeline SECONDS]\n"
       "                 [--json FILE] [--commit TEXT]\n"
-      "       fdk-bench-seams [the same] [--plane-pairs on|off]\n"
+      "       fdk-bench-seams [the same] [--plane-pairs on|off] [--ramp-groups on|off]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
       "c 2048^3/1200/2048x2048, d 4096^3/2400/4096x4096, cpu 256^3/360/256x256.\n"
@@ -74,6 +74,9 @@ void print_help() {
       "--plane-pairs on|off (fdk-bench-seams only, for A/B runs): a resident CUDA\n"
       "volume backprojects its scan's first quarter as plane pairs, or not; the\n"
       "shipped library keeps them off (FaultPlan::plane_pairs).\n"
+      "--ramp-groups on|off (fdk-bench-seams only): a resident CUDA volume's first\n"
+      "groups of mirror pairs are 8, 16 and 32 pairs, or all the library's size\n"
+      "(FaultPlan::ramp_pair_groups; off in the shipped library).\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");
@@ -122,6 +125,15 @@ double parse_number(const std::string& text, const char* what, double min_value,
   if (end == text.c_str() || *end != '\0' || !(value >= min_value) || !(value <= max_value))
     usage_error(std::string("bad value for ") + what + ": '" + text + "'");
   return value;
+}
+
+// A test seam's on|off (fdk-bench-seams only): 1 or 0.
+int parse_seam(const std::string& option, const std::string& value) {
+  if (value != "on" && value != "off") usage_error("bad " + option + " '" + value + "' (on or off)");
+#ifndef FDK_BENCH_TEST_SEAMS
+  usage_error(option + " is a test seam of the CUDA backend, which libfdk does not have: use fdk-bench-seams");
+#endif
+  return value == "on" ? 1 : 0;
 }
 
 }  // namespace
@@ -204,14 +216,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--rate") {
       o.rate = parse_number(next("--rate"), "--rate", std::nextafter(0.0, 1.0), HUGE_VAL);
     } else if (arg == "--plane-pairs") {
-      const std::string v = next("--plane-pairs");
-      if (v == "on") o.plane_pairs = 1;
-      else if (v == "off") o.plane_pairs = 0;
-      else usage_error("bad --plane-pairs '" + v + "' (on or off)");
-#ifndef FDK_BENCH_TEST_SEAMS
-      usage_error("--plane-pairs is a test seam of the CUDA backend, which libfdk does not have: "
-                  "use fdk-bench-seams");
-#endif
+      o.plane_pairs = parse_seam(arg, next("--plane-pairs"));
+    } else if (arg == "--ramp-groups") {
+      o.ramp_groups = parse_seam(arg, next("--ramp-groups"));
     } else if (arg == "--json") {
       o.json = next("--json");
     } else if (arg == "--commit") {

@@ -33,6 +33,7 @@ struct Options {
   bool preview = false;            // --preview: fdk_config.preview, read once after fdk_finish
   double timeline = 0;             // --timeline S: a sample every S seconds of each run; 0 off
   int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
+  int ramp_groups = -1;  // fdk-bench-seams: the same for FaultPlan::ramp_pair_groups
   std::string json;
   std::string commit;
   std::string command_line;

@@ -33,6 +33,13 @@ struct FaultPlan {
   // but on three they cost 17 %, where the chunks cannot be dealt in mirror
   // images (docs/DECISIONS.md, "Plane pairs stay off (session 36)").
   bool plane_pairs = false;
+  // A resident volume's first groups of each kind of mirror pair (or of
+  // quads) are 8, 16 and 32 orbits, then the library's size: the first
+  // group of diagonal pairs launches at about view 158 of 1200, not 213.
+  // Off in the shipped library until measured (the start of (b) and (c) on
+  // four GPUs, docs/PERFORMANCE.md, "Session 36"); it changes the bits on
+  // every number of GPUs alike.
+  bool ramp_pair_groups = false;
   // A resident device launches no group during the scan; all wait for the
   // finish's spans (tests that both give the same bits, whatever the GPU's
   // pace).
