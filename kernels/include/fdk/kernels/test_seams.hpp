@@ -38,7 +38,8 @@ struct FaultPlan {
   // group of diagonal pairs launches at about view 158 of 1200, not 213.
   // Off in the shipped library until measured (the start of (b) and (c) on
   // four GPUs, docs/PERFORMANCE.md, "Session 36"); it changes the bits on
-  // every number of GPUs alike.
+  // every number of GPUs alike. Each small group still takes a whole packed
+  // set (reserve_packed_groups sizes them for the library's group size).
   bool ramp_pair_groups = false;
   // A resident device launches no group during the scan; all wait for the
   // finish's spans (tests that both give the same bits, whatever the GPU's
