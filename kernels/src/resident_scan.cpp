@@ -149,9 +149,12 @@ void OneDevice::throw_if_failed() const {
 // none smaller 0.782 s. FaultPlan::ramp_pair_groups: the other kinds'
 // first groups 8, 16 and 32 (not measured yet).
 int OneDevice::group_target(int kind, int index) const {
-  if (kind == static_cast<int>(MirrorKind::Plane)) return index > 0 ? group_size_ : std::min(16, group_size_);
-  if (!role_.fault.ramp_pair_groups || index >= 3) return group_size_;
-  return std::min(8 << index, group_size_);
+  constexpr int kFirstPlaneGroup = 16;
+  constexpr int kFirstRampGroup = 8, kRampGroups = 3;  // 8, 16, 32
+  if (kind == static_cast<int>(MirrorKind::Plane))
+    return index > 0 ? group_size_ : std::min(kFirstPlaneGroup, group_size_);
+  if (!role_.fault.ramp_pair_groups || index >= kRampGroups) return group_size_;
+  return std::min(kFirstRampGroup << index, group_size_);
 }
 
 void OneDevice::add_view(const ScanModel& model, int view, const std::vector<double>& weights) {
