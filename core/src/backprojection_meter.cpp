@@ -49,6 +49,11 @@ void BackprojectionMeter::complete(int y0, int y1) {
   for (size_t s = range[0]; s < range[1]; ++s) raise_credit(s, INT64_MAX);
 }
 
+void BackprojectionMeter::restart(int y0, int y1) {
+  const auto range = overlapping(y0, y1);
+  for (size_t s = range[0]; s < range[1]; ++s) reported_[s].store(0);
+}
+
 int64_t BackprojectionMeter::done() const { return std::min(done_.load(), total()); }
 
 }  // namespace fdk

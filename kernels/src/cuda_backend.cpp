@@ -291,10 +291,9 @@ class CudaBackend final : public Backend {
   void view_filtered(const ScanModel& model, int view) override {
     if (!resident_) return;  // filter_streamed sent the early slabs their windows
     std::lock_guard<std::mutex> lock(active_mutex_);
+    // Resident: each GPU counts its launches into fdk_progress as they
+    // complete (ProgressCredit), not the views as they are filtered.
     on_active([&](DeviceBackend* d) { d->view_filtered(model, view); });
-    // Resident: the view is on its way into every plane (its launch may be
-    // held for a group, which the end of the scan sends at the latest).
-    if (model.meter) model.meter->add(model.plane_begin, model.plane_end, 1);
   }
 
   void view_dropped(const ScanModel& model, int view) override {

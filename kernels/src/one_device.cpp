@@ -207,6 +207,7 @@ OneDevice::~OneDevice() {
   if (launcher_.joinable()) launcher_.join();
   const DriverApi& d = cu();
   d.cuStreamSynchronize(bp_stream_.get());
+  credit_.drain();
   wait_filters();
   d.cuStreamSynchronize(store_stream_.get());
   d.cuStreamSynchronize(download_stream_.get());

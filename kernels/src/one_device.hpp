@@ -19,6 +19,7 @@
 //   resident_scan.cpp      resident: groups launched as views complete, finish
 //   resident_launches.cpp  resident: packing and launching a group into a run
 //   resident_chunks.cpp    resident: the chunks a device holds, their reads
+//   progress_credit.cpp    resident: the progress counted as launches complete
 //   streamed_slabs.cpp     streaming: the worker, row windows from the store
 //   early_slab.cpp         streaming: a slab per GPU computed during the scan
 //   slab_download.cpp      device to host: DMA or the ring of bounce chunks
@@ -48,6 +49,7 @@
 #include "fdk/core/slab_prefetch.hpp"
 #include "fdk/core/thread_pool.hpp"
 #include "filter/gpu_filter.hpp"
+#include "progress_credit.hpp"
 #include "symmetry.hpp"
 
 namespace fdk::cuda {
@@ -263,6 +265,10 @@ class OneDevice final : public DeviceBackend {
   Run owned_run(const ScanModel& model, int first, int count) const;
   int finish_span(const ScanModel& model, int left) const;
   Run chunk_run(const ScanModel& model, int chunk) const;
+  std::vector<std::array<int, 2>> slot_planes(const ScanModel& model, int first, int count) const;
+  int64_t item_views(const HeldItem& item) const;
+  void credit_items(const ScanModel& model, CUevent done, const std::vector<std::array<int, 2>>& planes,
+                    const std::vector<HeldItem>& items, size_t first, size_t last);
   float* planes_at(const ScanModel& model, int y);
 
   // slab_download.cpp
@@ -407,6 +413,7 @@ class OneDevice final : public DeviceBackend {
   // Resident: the last two launches during the scan (gpu_behind).
   std::array<Event, 2> scan_launches_;
   int next_scan_launch_ = 0;
+  ProgressCredit credit_;  // resident: fdk_progress counts launches once run
   mutable KernelClock clock_;
   size_t bounce_chunk_ = 0;           // floats per chunk of bounce_
   PinnedBuffer<float> bounce_;        // kBounceChunks chunks

@@ -64,6 +64,13 @@ void OneDevice::launch_all_chunks(const ScanModel& model) {
         for (size_t k = planes; k < held_.size(); ++k) launch_item(model, held_[k], nominal_weights_, span);
         for (int s = i; s < i + m; ++s)
           chunk_ready_[static_cast<size_t>(owned_[static_cast<size_t>(s)])].record(bp_stream_.get());
+        const CUevent done = chunk_ready_[static_cast<size_t>(owned_[static_cast<size_t>(i + m - 1)])].get();
+        if (planes > 0 && i < half) {
+          std::vector<std::array<int, 2>> both = slot_planes(model, i, m), image = slot_planes(model, n - i - m, m);
+          both.insert(both.end(), image.begin(), image.end());
+          credit_items(model, done, both, held_, 0, planes);
+        }
+        credit_items(model, done, slot_planes(model, i, m), held_, planes, held_.size());
         i += m;
         std::lock_guard<std::mutex> lock(launch_mutex_);
         chunks_launched_.store(i);
@@ -254,6 +261,37 @@ Run OneDevice::chunk_run(const ScanModel& model, int chunk) const {
   const int y0 = chunk * chunk_planes_;
   const int planes = std::min(model.volume.size[1], y0 + chunk_planes_) - y0;
   return Run{y0, planes, std::max(1, planes), std::max(1, planes)};
+}
+
+// Resident: the planes of our chunks owned_[first .. first + count), as
+// ranges of the volume's y (neighbours merged).
+std::vector<std::array<int, 2>> OneDevice::slot_planes(const ScanModel& model, int first, int count) const {
+  std::vector<std::array<int, 2>> planes;
+  for (int s = first; s < first + count; ++s) {
+    const Run r = chunk_run(model, owned_[static_cast<size_t>(s)]);
+    if (!planes.empty() && planes.back()[1] == r.y0)
+      planes.back()[1] = r.y0 + r.planes;
+    else
+      planes.push_back({r.y0, r.y0 + r.planes});
+  }
+  return planes;
+}
+
+// The distinct views a held item backprojects.
+int64_t OneDevice::item_views(const HeldItem& item) const {
+  if (item.views) return static_cast<int64_t>(item.ids.size());
+  int64_t views = 0;
+  for (int q : item.ids) views += orbit_size_[static_cast<size_t>(q)];
+  return views;
+}
+
+// fdk_progress: items[first, last) launched into `planes` count once
+// `done` completes.
+void OneDevice::credit_items(const ScanModel& model, CUevent done, const std::vector<std::array<int, 2>>& planes,
+                             const std::vector<HeldItem>& items, size_t first, size_t last) {
+  int64_t views = 0;
+  for (size_t k = first; k < last; ++k) views += item_views(items[k]);
+  credit_.after(done, model.meter, planes, views);
 }
 
 // Resident: where plane y (in one of our chunks) is in volume_.

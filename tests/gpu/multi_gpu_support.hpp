@@ -1,4 +1,5 @@
-// What the several-GPU tests share (test_multi_gpu.cpp, test_scan_pace.cpp):
+// What the several-GPU tests share (test_multi_gpu.cpp, test_scan_pace.cpp,
+// test_resident_progress.cpp):
 // the GPUs there are, the CUDA backend on chosen devices, and a scan
 // reconstructed into its volume, slab count and device stats. They skip
 // with gpu_skip.hpp's SKIP_WITHOUT_GPU.
@@ -7,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "finished_scan.hpp"
@@ -63,6 +65,13 @@ inline Outcome outcome_of(fdk_context* ctx) {
 inline Outcome reconstruct(const fdk_config& config, const SmallScan& scan) {
   fdk_context* ctx = finished_scan(config, scan);
   return ctx ? outcome_of(ctx) : Outcome{};
+}
+
+// "{0,1}": the devices a run used, for messages.
+inline std::string describe(const std::vector<int>& ordinals) {
+  std::string s;
+  for (int o : ordinals) s += (s.empty() ? "" : ",") + std::to_string(o);
+  return "{" + s + "}";
 }
 
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {

@@ -394,9 +394,10 @@ fdk_progress gpu_progress(const fdk_context* ctx) {
   return p;
 }
 
-// fdk_progress.backprojection_*: resident, the counter moves with the
-// pushes; streamed, while the slabs are read (polled from another thread);
-// monotone, and at its total at the end, both ways.
+// fdk_progress.backprojection_*: resident, the counter moves as the GPU
+// runs its launches (test_resident_progress.cpp: not before); streamed,
+// while the slabs are read (polled from another thread); monotone, and at
+// its total at the end, both ways.
 TEST(CudaBackend, BackprojectionProgressMovesResidentAndStreamed) {
   SKIP_WITHOUT_GPU();
   for (uint64_t budget : {uint64_t{0}, uint64_t{4} << 20}) {
@@ -434,14 +435,15 @@ TEST(CudaBackend, BackprojectionProgressMovesResidentAndStreamed) {
     std::printf("[gpu] budget %llu: %d slab(s), backprojection %lld of %lld after fdk_finish, %zu values seen\n",
                 static_cast<unsigned long long>(budget), plan.num_slabs, static_cast<long long>(after_finish),
                 static_cast<long long>(total), seen.size());
-    if (budget == 0) {
-      EXPECT_EQ(after_finish, total);  // resident: every view went into every plane
-    }
+    EXPECT_LE(after_finish, total);
     EXPECT_TRUE(monotone);
     EXPECT_TRUE(bounded);
     int intermediate = 0;
     for (int64_t v : seen) intermediate += v > 0 && v < total ? 1 : 0;
-    EXPECT_GE(intermediate, 1);
+    // Resident, the GPU may run all of this small volume between two polls.
+    if (budget != 0) {
+      EXPECT_GE(intermediate, 1);
+    }
     EXPECT_EQ(end.backprojection_done, total);
     EXPECT_EQ(end.backprojection_total, total);
     fdk_destroy(ctx);

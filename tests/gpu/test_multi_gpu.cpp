@@ -89,12 +89,6 @@ std::vector<std::vector<int>> device_sets() {
   return sets;
 }
 
-std::string describe(const std::vector<int>& ordinals) {
-  std::string s;
-  for (int o : ordinals) s += (s.empty() ? "" : ",") + std::to_string(o);
-  return "{" + s + "}";
-}
-
 constexpr uint64_t kStreamBudget = 4u << 20;  // a 64^3 volume then streams in several slabs
 
 // A resident run with one injected failure (FaultPlan) on `devices`:

@@ -502,7 +502,8 @@ typedef struct fdk_progress {
   /* Appended in 0.5 (an older struct_size gets the fields above only): the
      backprojection's work in (view x y plane) units, which moves while a
      slab is computed (by batches of views), also on a volume resident on
-     the GPUs that is backprojected as views arrive. total = views x the
+     the GPUs that is backprojected as views arrive (counted as the GPUs
+     complete each launch, not as views are queued). total = views x the
      volume's y planes: the announced views until fdk_finish, the views
      that arrived after it. done counts each plane's views once (a slab
      recomputed after eviction adds nothing), never exceeds total, equals

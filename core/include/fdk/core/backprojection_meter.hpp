@@ -1,9 +1,10 @@
 // fdk_progress.backprojection_done/_total: the backprojection's work in
 // (view x y plane) units, counted while slabs are computed. Backends report
 // what they have added to which planes from any thread; fdk_get_progress
-// reads it without waiting. Each slab's credit is the most work any of its
-// computations has reported, capped at its share of the total, so the sum
-// only grows and a slab recomputed after eviction adds nothing.
+// reads it without waiting. Each slab's credit is the most work reported
+// for it since its computation (re)started, capped at its share of the
+// total, so the sum only grows and a slab computed again from its start
+// adds nothing until it passes what was credited before.
 #pragma once
 
 #include <array>
@@ -26,6 +27,9 @@ class BackprojectionMeter {
   void add(int y0, int y1, int64_t views);
   // Planes [y0, y1) (whole slabs) are computed from every view.
   void complete(int y0, int y1);
+  // The slabs that overlap [y0, y1) are computed again from their start:
+  // their reports count from 0 (their credit stays).
+  void restart(int y0, int y1);
 
   int64_t done() const;
   int64_t total() const { return views_.load() * planes_; }
@@ -38,7 +42,7 @@ class BackprojectionMeter {
   std::vector<std::array<int, 2>> slabs_;
   int64_t planes_ = 0;
   std::atomic<int64_t> views_{0};
-  std::unique_ptr<std::atomic<int64_t>[]> reported_;  // per slab: every report, repeats included
+  std::unique_ptr<std::atomic<int64_t>[]> reported_;  // per slab: the reports since its last restart
   std::unique_ptr<std::atomic<int64_t>[]> credit_;    // per slab: what counts in done()
   std::atomic<int64_t> done_{0};                      // the sum of credit_
 };
