@@ -28,9 +28,12 @@ size_t bounce_chunk_floats(const ScanModel& model) {
   return std::min(kBounceFloats, model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
 }
 
-TexelFormat texel_format(fdk_precision p) {
-  return {p != FDK_PRECISION_FLOAT16, kHalf4};
-}
+// One half per value for both precisions: a second half with the rounding
+// remainder (hi + lo, ~22 bits) cost 16 % of the kernels' time on one H200
+// and moved the GPU's distance to the CPU backend by 1e-6 (7.71e-4 ->
+// 7.72e-4, relative L2), which the texture unit's 8-bit interpolation
+// weights set (docs/DECISIONS.md, "One half per texel value").
+TexelFormat texel_format(fdk_precision) { return {false, kHalf4}; }
 
 class PinnedStaging final : public StagingBuffer {
  public:
@@ -181,7 +184,8 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     // filtered (here or on the device that filters for the store) and held
     // in the second slab buffer. float32 only: the store's float16 rounding
     // is not the GPU's.
-    early_ = role.early_slab >= 0 && pairs_ && format_.split && !orbits_.empty() &&
+    early_ = role.early_slab >= 0 && pairs_ && settings.config.precision == FDK_PRECISION_FLOAT32 &&
+             !orbits_.empty() &&
              std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
     if (early_) {
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),

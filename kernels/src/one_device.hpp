@@ -75,9 +75,9 @@ inline void fill_terms(ViewTerms& t, const IndexMatrix& m, float weight, int row
 }
 
 // Packed quads are half-precision texels (8 bytes: the texture unit filters
-// them at several times the rate of float4). float32 storage keeps a second
-// texture with the rounding remainder, so hi + lo carries ~22 bits;
-// float16 storage needs only the first.
+// them at several times the rate of float4). `split` would keep a second
+// texture with the rounding remainder (hi + lo, ~22 bits); neither
+// precision does (texel_format).
 struct TexelFormat {
   bool split;
   TexelLayout desc;
