@@ -72,9 +72,7 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
     const int half = g.nx / 2;
     const Dim3 grid{blocks(half, kBlockX), blocks(half, kBlockZ), blocks(g.planes, kPlanesPerThread)};
     const bool aligned = runs_aligned(g, kPlanesPerThread);
-    const Kernel k = run.split ? (aligned ? Kernel::bp_quads_split_aligned : Kernel::bp_quads_split)
-                               : (aligned ? Kernel::bp_quads_aligned : Kernel::bp_quads);
-    launch(k, grid, kSlabBlock, 0, stream, "backprojection (symmetric quads)", run, out, mask);
+    launch(aligned ? Kernel::bp_quads_aligned : Kernel::bp_quads, grid, kSlabBlock, 0, stream, "backprojection (symmetric quads)", run, out, mask);
   });
 }
 
@@ -82,18 +80,17 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
 // threads cover, or (diagonals) over all of it, threads past the line
 // returning at once.
 void launch_pair_kind(int kind, const PairBatch& batch, float* slab, const unsigned char* mask, CUstream stream) {
-  // Per kind: split and aligned, split, aligned, neither.
-  static const Kernel variants[3][4] = {
-      {Kernel::bp_pairs0_split_aligned, Kernel::bp_pairs0_split, Kernel::bp_pairs0_aligned, Kernel::bp_pairs0},
-      {Kernel::bp_pairs1_split_aligned, Kernel::bp_pairs1_split, Kernel::bp_pairs1_aligned, Kernel::bp_pairs1},
-      {Kernel::bp_pairs2_split_aligned, Kernel::bp_pairs2_split, Kernel::bp_pairs2_aligned, Kernel::bp_pairs2}};
+  // Per kind: aligned, not.
+  static const Kernel variants[3][2] = {{Kernel::bp_pairs0_aligned, Kernel::bp_pairs0},
+                                        {Kernel::bp_pairs1_aligned, Kernel::bp_pairs1},
+                                        {Kernel::bp_pairs2_aligned, Kernel::bp_pairs2}};
   for_each_run(batch.g, slab, [&](const SlabGeometry& g, float* out) {
     PairBatch run = batch;
     run.g = g;
     const int rows_z = kind == 0 ? g.nz / 2 : g.nz;
     const Dim3 grid{blocks(g.nx, kBlockX), blocks(rows_z, kBlockZ), blocks(g.planes, kPairPlanesPerThread)};
     const bool aligned = runs_aligned(g, kPairPlanesPerThread);
-    const Kernel k = variants[kind][(run.split ? 0 : 2) + (aligned ? 0 : 1)];
+    const Kernel k = variants[kind][aligned ? 0 : 1];
     launch(k, grid, kSlabBlock, 0, stream, "backprojection (mirror pairs)", run, out, mask);
   });
 }
@@ -103,8 +100,7 @@ void launch_plane_pairs(const PairBatch& batch, float* slab, const unsigned char
     fail(FDK_ERROR_INTERNAL, "plane pairs need whole blocks of planes");
   const Dim3 grid{blocks(batch.g.nx, kBlockX), blocks(batch.g.nz, kBlockZ),
                   blocks(batch.g.planes, kPairPlanesPerThread)};
-  launch(batch.split ? Kernel::bp_plane_pairs_split : Kernel::bp_plane_pairs, grid, kSlabBlock, 0, stream,
-         "backprojection (plane pairs)", batch, slab, mask);
+  launch(Kernel::bp_plane_pairs, grid, kSlabBlock, 0, stream, "backprojection (plane pairs)", batch, slab, mask);
 }
 
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, CUstream stream) {
@@ -139,13 +135,11 @@ void launch_pack_pairs(const PackPairBatch& batch, CUstream stream) {
   }
   const Dim3 texture_grid{blocks(batch.columns, 128), static_cast<unsigned>(batch.texture_rows),
                           static_cast<unsigned>(batch.count)};
-  const Kernel k = batch.split ? (batch.flip_rows ? Kernel::pack_pairs_split_flip : Kernel::pack_pairs_split)
-                               : (batch.flip_rows ? Kernel::pack_pairs_flip : Kernel::pack_pairs);
-  launch(k, texture_grid, Dim3{128}, 0, stream, "pack_pairs", batch);
+  launch(batch.flip_rows ? Kernel::pack_pairs_flip : Kernel::pack_pairs, texture_grid, Dim3{128}, 0, stream, "pack_pairs", batch);
 }
 
 void launch_pack_half(const float* const src[4], const float* const max_src[4], size_t src_pitch,
-                      const float scale[4], uint32_t* quad_max, void* hi, void* lo, size_t pitch, int columns,
+                      const float scale[4], uint32_t* quad_max, void* texels, size_t pitch, int columns,
                       int rows, int texture_rows, CUstream stream) {
   const PackArgs<4> a = pack_args<4>(src, src_pitch, scale);
   if (max_src) {
@@ -156,7 +150,7 @@ void launch_pack_half(const float* const src[4], const float* const max_src[4], 
            "pack_max (quad)", a, int32_t{columns}, int32_t{rows}, quad_max);
   }
   launch(Kernel::pack_half, Dim3{blocks(columns, 128), static_cast<unsigned>(texture_rows)}, Dim3{128}, 0, stream,
-         "pack_half", a, quad_max, hi, lo, uint64_t{pitch}, int32_t{columns}, int32_t{rows});
+         "pack_half", a, quad_max, texels, uint64_t{pitch}, int32_t{columns}, int32_t{rows});
 }
 
 void launch_window_max(const float* window, size_t pitch, int columns, int rows, unsigned* max_bits,

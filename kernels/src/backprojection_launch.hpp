@@ -27,9 +27,8 @@ void launch_quads(const QuadBatch& batch, float* slab, const unsigned char* mask
 void launch_pairs(const PairBatch& batch, float* slab, const unsigned char* mask, CUstream stream);
 
 // Packs mirror pairs like launch_pack_half: texel column c holds a's
-// column c and b's column columns-1-c (b flipped), as half4 (hi a, hi b,
-// lo a, lo b) when `split`, else half2 (hi a, hi b). A view that is its own
-// partner is passed twice with half its weight. The textures have
+// column c and b's column columns-1-c (b flipped), as half2 (a, b). A view
+// that is its own partner is passed twice with half its weight. The textures have
 // `texture_rows` >= rows rows: those past the window repeat its last row, as
 // the texture unit's clamp repeats a whole projection's (a slab's voxels
 // below the detector then read what they read from a whole projection,
@@ -38,14 +37,13 @@ void launch_pack_pairs(const PackPairBatch& batch, CUstream stream);
 
 // Packs four filtered projections (rows x columns each, the same window),
 // scaled by their angular weights, into four-channel half-precision texels:
-// hi = half(x * 2^-e), and when `lo` is not null lo = half(x * 2^-e - hi),
-// so hi + lo keeps about 22 bits; 2^e is set by the largest |x| of the quad
+// half(x * 2^-e), rounded to nearest; 2^e is set by the largest |x| of the quad
 // (found first into *quad_max, which must start at 0), so no data range
 // underflows or overflows half precision.
 // Rows past `rows` up to `texture_rows` repeat the last (launch_pack_pairs).
 // `max_src` (nullable) as PackPair's: the scale from the whole views.
 void launch_pack_half(const float* const src[4], const float* const max_src[4], size_t src_pitch,
-                      const float scale[4], uint32_t* quad_max, void* hi, void* lo, size_t dst_pitch_texels,
+                      const float scale[4], uint32_t* quad_max, void* texels, size_t dst_pitch_texels,
                       int columns, int rows, int texture_rows, CUstream stream);
 
 // *max_bits = the bits of the largest |value| of one window (`rows` rows

@@ -69,19 +69,16 @@ struct QuadBatch {
   SlabGeometry g;
   int32_t count;
   ViewTerms view[kMaxBatchQuads];  // of the quad's first view
-  uint64_t tex[kMaxBatchQuads];     // half4: the high part
-  uint64_t tex_lo[kMaxBatchQuads];  // half4: the rest (when split)
+  uint64_t tex[kMaxBatchQuads];     // half4: the quad's four views
   DevicePtr<const uint32_t> quad_max;  // per quad: bits of max |value| (the texels' scale)
-  int32_t split;                 // 1: value = hi + lo (float32 storage); 0: hi only
 };
 
 struct PairBatch {
   SlabGeometry g;
   int32_t count;
   ViewTerms view[kMaxBatchPairs];          // of the pair's first view
-  uint64_t tex[kMaxBatchPairs];  // split: half4 (hi a, hi b, lo a, lo b); else half2 (a, b)
+  uint64_t tex[kMaxBatchPairs];  // half2 (a, b)
   DevicePtr<const uint32_t> pair_max;  // per pair: bits of max |value| (the texels' scale)
-  int32_t split;
   int32_t kind;  // the pairs' mirror (symmetry.hpp's MirrorKind), one for the batch
 };
 // kind 3 (MirrorKind::Plane): each "pair" is one view (a, a) whose texels
@@ -116,7 +113,6 @@ struct PackPairBatch {
   uint64_t src_pitch;         // floats
   uint64_t dst_pitch;         // texels
   int32_t columns, texture_rows;
-  int32_t split;
   int32_t flip_rows;            // b flipped along rows (rows-1-r), not columns
   DevicePtr<uint32_t> pair_max;     // per pair: bits of max |value|, zeroed beforehand
   PackPair pair[kMaxBatchPairs];
@@ -156,17 +152,14 @@ FDK_PIN(GenericBatch, 4152);
 FDK_AT(GenericBatch, count, 52);
 FDK_AT(GenericBatch, view, 56);
 FDK_AT(GenericBatch, tex, 3640);
-FDK_PIN(QuadBatch, 2376);
+FDK_PIN(QuadBatch, 2112);
 FDK_AT(QuadBatch, view, 56);
 FDK_AT(QuadBatch, tex, 1848);
-FDK_AT(QuadBatch, tex_lo, 2104);
-FDK_AT(QuadBatch, quad_max, 2360);
-FDK_AT(QuadBatch, split, 2368);
+FDK_AT(QuadBatch, quad_max, 2104);
 FDK_PIN(PairBatch, 4168);
 FDK_AT(PairBatch, tex, 3640);
 FDK_AT(PairBatch, pair_max, 4152);
-FDK_AT(PairBatch, split, 4160);
-FDK_AT(PairBatch, kind, 4164);
+FDK_AT(PairBatch, kind, 4160);
 FDK_PIN(PackPair, 56);
 FDK_AT(PackPair, scale, 16);
 FDK_AT(PackPair, texels, 24);
@@ -176,7 +169,7 @@ FDK_PIN(PackPairBatch, 3632);
 FDK_AT(PackPairBatch, src_pitch, 8);
 FDK_AT(PackPairBatch, dst_pitch, 16);
 FDK_AT(PackPairBatch, columns, 24);
-FDK_AT(PackPairBatch, flip_rows, 36);
+FDK_AT(PackPairBatch, flip_rows, 32);
 FDK_AT(PackPairBatch, pair_max, 40);
 FDK_AT(PackPairBatch, pair, 48);
 FDK_PIN(PreviewBatch, 1088);

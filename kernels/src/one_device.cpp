@@ -28,13 +28,6 @@ size_t bounce_chunk_floats(const ScanModel& model) {
   return std::min(kBounceFloats, model.plane_floats() * static_cast<size_t>(model.volume.size[1]));
 }
 
-// One half per value for both precisions: a second half with the rounding
-// remainder (hi + lo, ~22 bits) cost 16 % of the kernels' time on one H200
-// and moved the GPU's distance to the CPU backend by 1e-6 (7.71e-4 ->
-// 7.72e-4, relative L2), which the texture unit's 8-bit interpolation
-// weights set (docs/DECISIONS.md, "One half per texel value").
-TexelFormat texel_format(fdk_precision) { return {false, kHalf4}; }
-
 class PinnedStaging final : public StagingBuffer {
  public:
   explicit PinnedStaging(size_t floats) { buffer_.resize(floats); }
@@ -51,8 +44,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
       role_(role),
       scope_(device_),
       pool_(settings.num_threads),
-      filter_(model, filter_stream_.get()),
-      format_(texel_format(static_cast<fdk_precision>(settings.config.precision))) {
+      filter_(model, filter_stream_.get()) {
   CUdevice dev = 0;
   int pitch_alignment = 0, alignment = 0;
   check(cu().cuDeviceGet(&dev, device_), "cuDeviceGet");
@@ -87,7 +79,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   const bool pairs_preferred = !pairs.empty() && 2 * pairs.size() >= 4 * orbits_.size();
   const uint64_t resident_sets = pairs_preferred
                                      ? 2ull * kResidentPairs * quad_pitch_ * rows_
-                                     : 2ull * kResidentQuads * quad_pitch_ * rows_ * (format_.split ? 2 : 1);
+                                     : 2ull * kResidentQuads * quad_pitch_ * rows_;
   // The whole volume must fit whatever the device's part: the mode, and
   // so the bits, must not depend on the number of devices.
   // A resident volume filters on kResidentFilters streams.
@@ -144,7 +136,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
         ++orbit_size_[q];
       }
   orbit_arrivals_.assign(orbits_.size(), 0);
-  const double texel_row_bytes = static_cast<double>(quad_pitch_) * (format_.split && !pairs_ ? 2 : 1);
+  const double texel_row_bytes = static_cast<double>(quad_pitch_);
   if (resident_) {
     for (int f = 1; f < kResidentFilters; ++f) {
       more_filter_streams_.push_back(std::make_unique<Stream>(+1));
@@ -272,18 +264,12 @@ void OneDevice::make_sets(int quads, int rows, bool streaming) {
 }
 
 void OneDevice::make_set(BatchSet& set, int quads, int rows, bool streaming) {
-  const bool lo = format_.split && !pairs_;  // pairs keep hi and lo in one texel
   set.slot_stride = slot_stride(rows);
   set.slots.resize(set.slot_stride * static_cast<size_t>(quads));
-  if (lo) set.slots_lo.resize(set.slot_stride * static_cast<size_t>(quads));
   set.quad_tex.resize(static_cast<size_t>(quads));
-  set.quad_tex_lo.resize(lo ? static_cast<size_t>(quads) : 0);
   set.quad_max.resize(static_cast<size_t>(quads));
-  for (size_t q = 0; q < static_cast<size_t>(quads); ++q) {
-    const TexelLayout desc = pairs_ && !format_.split ? kHalf2 : format_.desc;
-    set.quad_tex[q].make_pitch2d(set.slot(q), desc, columns_, rows, quad_pitch_);
-    if (lo) set.quad_tex_lo[q].make_pitch2d(set.slot_lo(q), format_.desc, columns_, rows, quad_pitch_);
-  }
+  for (size_t q = 0; q < static_cast<size_t>(quads); ++q)
+    set.quad_tex[q].make_pitch2d(set.slot(q), pairs_ ? kHalf2 : kHalf4, columns_, rows, quad_pitch_);
   if (streaming) {
     window_stride_ = round_up(pitch_ * rows, base_align_);
     set.windows.resize(window_stride_ * window_slots_);

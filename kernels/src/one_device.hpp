@@ -64,7 +64,7 @@ constexpr int kStreamViews = 4 * kStreamQuads;
 constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
 // Slab downloads into pageable memory go through a ring of pinned chunks.
 constexpr int kBounceChunks = 4;
-constexpr size_t kTexelBytes = 8;  // a packed texel (TexelFormat)
+constexpr size_t kTexelBytes = 8;  // a packed quad texel (half4)
 
 inline size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -74,25 +74,23 @@ inline void fill_terms(ViewTerms& t, const IndexMatrix& m, float weight, int row
   t.row_offset = static_cast<float>(row_offset);
 }
 
-// Packed quads are half-precision texels (8 bytes: the texture unit filters
-// them at several times the rate of float4). `split` would keep a second
-// texture with the rounding remainder (hi + lo, ~22 bits); neither
-// precision does (texel_format).
-struct TexelFormat {
-  bool split;
-  TexelLayout desc;
-};
-
 // A set of buffers one launch uses; two sets alternate so the host prepares
 // one while the GPU works on the other.
 struct BatchSet {
   // Every slot's texels in one allocation (one cuMemAlloc per slot cost
   // about 1.3 ms each on an H200 host: 0.1 s per group of 64 pairs).
-  DeviceBuffer<unsigned char> slots, slots_lo;
+  // Packed values are half precision, one half per value for both storage
+  // precisions (a quad's four views a half4 texel, 8 bytes, which the
+  // texture unit filters at several times the rate of float4; a pair's two
+  // a half2): a second half with the rounding remainder (hi + lo, ~22 bits)
+  // cost 16 % of the kernels' time on one H200 and moved the GPU's distance
+  // to the CPU backend by 1e-6 (7.71e-4 -> 7.72e-4), which the texture
+  // unit's 8-bit interpolation weights set (docs/DECISIONS.md, "One half
+  // per texel value").
+  DeviceBuffer<unsigned char> slots;
   size_t slot_stride = 0;  // bytes from one slot to the next
   unsigned char* slot(size_t q) const { return slots.get() + q * slot_stride; }
-  unsigned char* slot_lo(size_t q) const { return slots_lo.get() + q * slot_stride; }
-  std::vector<TextureObject> quad_tex, quad_tex_lo;
+  std::vector<TextureObject> quad_tex;
   DeviceBuffer<unsigned> quad_max;  // per slot, for the packing scale
   DeviceBuffer<float> windows;            // streaming: window_slots_ row windows
   std::vector<TextureObject> window_tex;  // streaming: one per window
@@ -326,7 +324,6 @@ class OneDevice final : public DeviceBackend {
   size_t next_filter_ = 0;
   std::vector<int> filter_view_;  // the view each filter last took, until its upload is waited for
   std::vector<const DeviceBackend*> peers_;  // resident: devices whose filters copy views here
-  TexelFormat format_;
   size_t tex_align_ = 32;
   uint64_t budget_ = 0;
   uint64_t resident_bytes_ = 0;  // resident: device memory counted against the budget
@@ -462,7 +459,6 @@ void OneDevice::launch_window_pairs(const ScanModel& model, BatchSet& set, int c
   batch.g = g;
   batch.count = count;
   batch.pair_max = set.quad_max.get();
-  batch.split = format_.split ? 1 : 0;
   clear_scales(set, bp_stream_.get());
   PackPairBatch pack = pack_batch(set, count);
   for (int s = 0; s < count; ++s) {

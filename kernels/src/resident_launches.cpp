@@ -24,21 +24,18 @@ bool OneDevice::next_set_free() const { return sets_[static_cast<size_t>(next_se
 void OneDevice::pack_quad(const float* const src[4], const float* const max_src[4], const float scale[4], BatchSet& set,
                           int slot, int rows) {
   const size_t q = static_cast<size_t>(slot);
-  launch_pack_half(src, max_src, pitch_, scale, set.quad_max.get() + slot, set.slot(q),
-                   format_.split ? set.slot_lo(q) : nullptr,
-                   quad_pitch_ / kTexelBytes, columns_, rows, set_rows_, bp_stream_.get());
+  launch_pack_half(src, max_src, pitch_, scale, set.quad_max.get() + slot, set.slot(q), quad_pitch_ / kTexelBytes,
+                   columns_, rows, set_rows_, bp_stream_.get());
 }
 
 // The launch fields every quad batch shares.
 void OneDevice::prepare_quads(QuadBatch& batch, BatchSet& set) {
   batch.quad_max = set.quad_max.get();
-  batch.split = format_.split ? 1 : 0;
   clear_scales(set, bp_stream_.get());
 }
 
 void OneDevice::set_quad_textures(QuadBatch& batch, const BatchSet& set, int slot) {
   batch.tex[slot] = set.quad_tex[static_cast<size_t>(slot)].get();
-  batch.tex_lo[slot] = format_.split ? set.quad_tex_lo[static_cast<size_t>(slot)].get() : 0;
 }
 
 // Resident: quads `group` into the planes of `run`.
@@ -90,7 +87,6 @@ void OneDevice::pack_pairs(const ScanModel& model, const std::vector<int>& group
   after_filters(stream);
   batch.count = static_cast<int>(group.size());
   batch.pair_max = set.quad_max.get();
-  batch.split = format_.split ? 1 : 0;
   batch.kind = orbit_kind_[static_cast<size_t>(group.front())];
   for (int q : group)
     if (orbit_kind_[static_cast<size_t>(q)] != batch.kind) fail(FDK_ERROR_INTERNAL, "a group mixes mirror kinds");
@@ -121,10 +117,9 @@ PackPairBatch OneDevice::pack_batch(BatchSet& set, int count) const {
   PackPairBatch pack{};
   pack.count = count;
   pack.src_pitch = pitch_;
-  pack.dst_pitch = quad_pitch_ / (format_.split ? 8 : 4);
+  pack.dst_pitch = quad_pitch_ / 4;  // half2 texels
   pack.columns = columns_;
   pack.texture_rows = set_rows_;
-  pack.split = format_.split ? 1 : 0;
   pack.pair_max = set.quad_max.get();
   for (int s = 0; s < count; ++s) pack.pair[s].texels = set.slot(static_cast<size_t>(s));
   return pack;

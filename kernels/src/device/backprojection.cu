@@ -160,7 +160,7 @@ struct PlaneRun {
   }
 };
 
-template <bool Split, bool Aligned>
+template <bool Aligned>
 __device__ __forceinline__ void quad_kernel(const QuadBatch& b, float* slab, const unsigned char* mask) {
   const SlabGeometry& g = b.g;
   const int n = g.nx, half = g.nx / 2;
@@ -198,14 +198,7 @@ __device__ __forceinline__ void quad_kernel(const QuadBatch& b, float* slab, con
       for (int t = 0; t < kPlanesPerThread; ++t) {
         const float h = run.row(c, blocks, t);
         if (!ColumnLookup::on_detector(h, g.rows)) continue;
-        float4 f = tex2D<float4>(b.tex[q], c.tu, h - c.row_offset);
-        if (Split) {
-          const float4 r = tex2D<float4>(b.tex_lo[q], c.tu, h - c.row_offset);
-          f.x += r.x;
-          f.y += r.y;
-          f.z += r.z;
-          f.w += r.w;
-        }
+        const float4 f = tex2D<float4>(b.tex[q], c.tu, h - c.row_offset);
         acc[e][t] += wt * f.x;
         acc[(e + 1) & 3][t] += wt * f.y;
         acc[(e + 2) & 3][t] += wt * f.z;
@@ -237,7 +230,7 @@ __device__ __forceinline__ void load_unscales(const PairBatch& b, float* unscale
 // p_e at the first view gives, in channel a, voxel p_e and in channel b
 // voxel p_(1-e). A column on the mirror line (p_1 == p_0, the diagonal
 // kinds only) takes one lookup, both channels its own.
-template <bool Split, int Planes, int Kind, bool Aligned>
+template <int Planes, int Kind, bool Aligned>
 __device__ __forceinline__ void pair_kernel(const PairBatch& b, float* slab, const unsigned char* mask) {
   __shared__ float unscales[kMaxBatchPairs];
   load_unscales(b, unscales);
@@ -274,18 +267,9 @@ __device__ __forceinline__ void pair_kernel(const PairBatch& b, float* slab, con
       for (int t = 0; t < Planes; ++t) {
         const float h = run.row(c, blocks, t);
         if (!ColumnLookup::on_detector(h, g.rows)) continue;
-        float own, mirror;
-        if (Split) {
-          const float4 f = tex2D<float4>(b.tex[q], c.tu, h - c.row_offset);
-          own = f.x + f.z;
-          mirror = f.y + f.w;
-        } else {
-          const float2 f = tex2D<float2>(b.tex[q], c.tu, h - c.row_offset);
-          own = f.x;
-          mirror = f.y;
-        }
-        acc[e][t] += wt * own;
-        acc[1 - e][t] += wt * mirror;
+        const float2 f = tex2D<float2>(b.tex[q], c.tu, h - c.row_offset);
+        acc[e][t] += wt * f.x;
+        acc[1 - e][t] += wt * f.y;
       }
     }
   }
@@ -313,7 +297,7 @@ __device__ __forceinline__ void pair_kernel(const PairBatch& b, float* slab, con
 // packing put row rows-1-r next to row r, so one lookup and one fetch
 // serve both planes. A voxel's arithmetic depends only on its lower
 // plane's block, never on the run: the same bits on any number of GPUs.
-template <bool Split, int Planes>
+template <int Planes>
 __device__ __forceinline__ void plane_pair_kernel(const PairBatch& b, float* slab, const unsigned char* mask) {
   __shared__ float unscales[kMaxBatchPairs];
   load_unscales(b, unscales);
@@ -342,15 +326,9 @@ __device__ __forceinline__ void plane_pair_kernel(const PairBatch& b, float* sla
     for (int t = 0; t < Planes; ++t) {
       const float h = run.row(c, blocks, t);
       if (!ColumnLookup::on_detector(h, g.rows)) continue;
-      if (Split) {
-        const float4 f = tex2D<float4>(b.tex[q], c.tu, h - c.row_offset);
-        acc[0][t] += wt * (f.x + f.z);
-        acc[1][t] += wt * (f.y + f.w);
-      } else {
-        const float2 f = tex2D<float2>(b.tex[q], c.tu, h - c.row_offset);
-        acc[0][t] += wt * f.x;
-        acc[1][t] += wt * f.y;
-      }
+      const float2 f = tex2D<float2>(b.tex[q], c.tu, h - c.row_offset);
+      acc[0][t] += wt * f.x;
+      acc[1][t] += wt * f.y;
     }
   }
   const size_t plane = static_cast<size_t>(g.nz) * g.nx, col = static_cast<size_t>(k) * g.nx + i;
@@ -411,37 +389,28 @@ __device__ __forceinline__ void pack_pairs_max_kernel(const PackPairBatch& b) {
 }
 
 
-// x as hi + lo in half precision: hi = half(x), lo = half(x - hi).
-__device__ __forceinline__ void split_half(float x, unsigned short& hi, unsigned short& lo) {
-  const __half top = __float2half_rn(x);
-  hi = __half_as_ushort(top);
-  lo = __half_as_ushort(__float2half_rn(x - __half2float(top)));
-}
+// x in half precision, rounded to nearest (one half per value for both
+// storage precisions: docs/DECISIONS.md, "One half per texel value").
+__device__ __forceinline__ unsigned short to_half(float x) { return __half_as_ushort(__float2half_rn(x)); }
 
 // Grid rows are texture rows; past the window's `rows` they repeat its last.
-__device__ __forceinline__ void pack_half_kernel(const PackArgs<4>& a, const unsigned* quad_max, ushort4* hi,
-                                                 ushort4* lo, size_t pitch, int columns, int rows) {
+__device__ __forceinline__ void pack_half_kernel(const PackArgs<4>& a, const unsigned* quad_max, ushort4* texels,
+                                                 size_t pitch, int columns, int rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y;
   if (c >= columns) return;
   const float to_unit = ldexpf(1.0f, -pack_exponent(*quad_max));
   const size_t s = static_cast<size_t>(min(r, rows - 1)) * a.src_pitch + c;
-  float x[4];
-  unsigned short h[4], l[4];
+  unsigned short h[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    x[k] = a.scale[k] * a.src[k][s] * to_unit;
-    split_half(x[k], h[k], l[k]);
-  }
-  const size_t d = static_cast<size_t>(r) * pitch + c;
-  hi[d] = make_ushort4(h[0], h[1], h[2], h[3]);
-  if (lo) lo[d] = make_ushort4(l[0], l[1], l[2], l[3]);
+  for (int k = 0; k < 4; ++k) h[k] = to_half(a.scale[k] * a.src[k][s] * to_unit);
+  texels[static_cast<size_t>(r) * pitch + c] = make_ushort4(h[0], h[1], h[2], h[3]);
 }
 
 // Grid: (columns, texture rows, pair); rows past a pair's window repeat its last.
 // FlipRows: b's texels hold its row rows-1-r, not its column columns-1-c
 // (plane pairs; a compile-time choice, so that mirror pairs pay nothing).
-template <bool Split, bool FlipRows>
+template <bool FlipRows>
 __device__ __forceinline__ void pack_pairs_kernel(const PackPairBatch& b) {
   const PackPair& p = b.pair[blockIdx.z];
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -453,14 +422,8 @@ __device__ __forceinline__ void pack_pairs_kernel(const PackPairBatch& b) {
   const size_t flipped = FlipRows ? static_cast<size_t>(p.rows - 1 - src_row) * b.src_pitch + c
                                   : row + (b.columns - 1 - c);
   const float x[2] = {p.scale[0] * p.src[0][row + c] * to_unit, p.scale[1] * p.src[1][flipped] * to_unit};
-  unsigned short h[2], l[2];
-#pragma unroll
-  for (int k = 0; k < 2; ++k) split_half(x[k], h[k], l[k]);
-  const size_t d = static_cast<size_t>(r) * b.dst_pitch + c;
-  if (Split)
-    static_cast<ushort4*>(static_cast<void*>(p.texels))[d] = make_ushort4(h[0], h[1], l[0], l[1]);
-  else
-    static_cast<ushort2*>(static_cast<void*>(p.texels))[d] = make_ushort2(h[0], h[1]);
+  static_cast<ushort2*>(static_cast<void*>(p.texels))[static_cast<size_t>(r) * b.dst_pitch + c] =
+      make_ushort2(to_half(x[0]), to_half(x[1]));
 }
 
 
@@ -485,20 +448,15 @@ using namespace fdk::cuda;
     __VA_ARGS__(b, slab, mask);                                                                          \
   }
 FDK_SLAB_KERNEL(fdk_bp_generic, GenericBatch, generic_kernel)
-FDK_SLAB_KERNEL(fdk_bp_quads_split_aligned, QuadBatch, quad_kernel<true, true>)
-FDK_SLAB_KERNEL(fdk_bp_quads_split, QuadBatch, quad_kernel<true, false>)
-FDK_SLAB_KERNEL(fdk_bp_quads_aligned, QuadBatch, quad_kernel<false, true>)
-FDK_SLAB_KERNEL(fdk_bp_quads, QuadBatch, quad_kernel<false, false>)
-#define FDK_PAIR_KERNELS(kind)                                                                            \
-  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_split_aligned, PairBatch, pair_kernel<true, kPairPlanesPerThread, kind, true>)  \
-  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_split, PairBatch, pair_kernel<true, kPairPlanesPerThread, kind, false>)         \
-  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_aligned, PairBatch, pair_kernel<false, kPairPlanesPerThread, kind, true>)       \
-  FDK_SLAB_KERNEL(fdk_bp_pairs##kind, PairBatch, pair_kernel<false, kPairPlanesPerThread, kind, false>)
+FDK_SLAB_KERNEL(fdk_bp_quads_aligned, QuadBatch, quad_kernel<true>)
+FDK_SLAB_KERNEL(fdk_bp_quads, QuadBatch, quad_kernel<false>)
+#define FDK_PAIR_KERNELS(kind)                                                                         \
+  FDK_SLAB_KERNEL(fdk_bp_pairs##kind##_aligned, PairBatch, pair_kernel<kPairPlanesPerThread, kind, true>) \
+  FDK_SLAB_KERNEL(fdk_bp_pairs##kind, PairBatch, pair_kernel<kPairPlanesPerThread, kind, false>)
 FDK_PAIR_KERNELS(0)
 FDK_PAIR_KERNELS(1)
 FDK_PAIR_KERNELS(2)
-FDK_SLAB_KERNEL(fdk_bp_plane_pairs_split, PairBatch, plane_pair_kernel<true, kPairPlanesPerThread>)
-FDK_SLAB_KERNEL(fdk_bp_plane_pairs, PairBatch, plane_pair_kernel<false, kPairPlanesPerThread>)
+FDK_SLAB_KERNEL(fdk_bp_plane_pairs, PairBatch, plane_pair_kernel<kPairPlanesPerThread>)
 
 extern "C" __global__ void __launch_bounds__(kMaxBlockThreads)
     fdk_pack_max4(const __grid_constant__ PackArgs<4> a, int32_t columns, int32_t rows, uint32_t* max_bits) {
@@ -512,16 +470,14 @@ extern "C" __global__ void __launch_bounds__(kMaxBlockThreads)
     fdk_pack_pairs_max(const __grid_constant__ PackPairBatch b) {
   pack_pairs_max_kernel(b);
 }
-extern "C" __global__ void fdk_pack_half(const __grid_constant__ PackArgs<4> a, const uint32_t* quad_max, ushort4* hi,
-                                         ushort4* lo, uint64_t pitch, int32_t columns, int32_t rows) {
-  pack_half_kernel(a, quad_max, hi, lo, pitch, columns, rows);
+extern "C" __global__ void fdk_pack_half(const __grid_constant__ PackArgs<4> a, const uint32_t* quad_max,
+                                         ushort4* texels, uint64_t pitch, int32_t columns, int32_t rows) {
+  pack_half_kernel(a, quad_max, texels, pitch, columns, rows);
 }
-#define FDK_PACK_PAIRS_KERNEL(name, split, flip) \
-  extern "C" __global__ void name(const __grid_constant__ PackPairBatch b) { pack_pairs_kernel<split, flip>(b); }
-FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_split_flip, true, true)
-FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_split, true, false)
-FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_flip, false, true)
-FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs, false, false)
+#define FDK_PACK_PAIRS_KERNEL(name, flip) \
+  extern "C" __global__ void name(const __grid_constant__ PackPairBatch b) { pack_pairs_kernel<flip>(b); }
+FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs_flip, true)
+FDK_PACK_PAIRS_KERNEL(fdk_pack_pairs, false)
 extern "C" __global__ void fdk_repeat_last_row(float* window, uint64_t pitch, int32_t columns, int32_t rows) {
   repeat_last_row_kernel(window, pitch, columns, rows);
 }

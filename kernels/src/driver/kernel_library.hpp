@@ -12,12 +12,12 @@
 namespace fdk::cuda {
 
 #define FDK_KERNEL_NAMES(X)                                                                                 \
-  X(bp_generic) X(bp_quads_split_aligned) X(bp_quads_split) X(bp_quads_aligned) X(bp_quads)                 \
-  X(bp_pairs0_split_aligned) X(bp_pairs0_split) X(bp_pairs0_aligned) X(bp_pairs0)                           \
-  X(bp_pairs1_split_aligned) X(bp_pairs1_split) X(bp_pairs1_aligned) X(bp_pairs1)                           \
-  X(bp_pairs2_split_aligned) X(bp_pairs2_split) X(bp_pairs2_aligned) X(bp_pairs2)                           \
-  X(bp_plane_pairs_split) X(bp_plane_pairs) X(pack_max4) X(pack_max1) X(pack_pairs_max) X(pack_half)        \
-  X(pack_pairs_split_flip) X(pack_pairs_split) X(pack_pairs_flip) X(pack_pairs) X(repeat_last_row)          \
+  X(bp_generic) X(bp_quads_aligned) X(bp_quads)                 \
+  X(bp_pairs0_aligned) X(bp_pairs0)                           \
+  X(bp_pairs1_aligned) X(bp_pairs1)                           \
+  X(bp_pairs2_aligned) X(bp_pairs2)                           \
+  X(bp_plane_pairs) X(pack_max4) X(pack_max1) X(pack_pairs_max) X(pack_half)        \
+  X(pack_pairs_flip) X(pack_pairs) X(repeat_last_row)          \
   X(filter_rows) X(filter_columns) X(preview_views) X(code_probe)
 
 // A kernel of the fatbin; its entry point is named "fdk_" + the enumerator.
