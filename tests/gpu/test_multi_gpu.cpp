@@ -55,8 +55,16 @@ struct InjectedFault {
   ScopedFaultPlan scope;
 };
 
-FaultPlan with_packed_sets_limit(int limit) {
+// Mirror pairs for a resident volume (the library takes quads where they
+// serve as many views): the tests of the pairs' path.
+FaultPlan with_resident_pairs() {
   FaultPlan plan;
+  plan.resident_pairs = true;
+  return plan;
+}
+
+FaultPlan with_packed_sets_limit(int limit) {
+  FaultPlan plan = with_resident_pairs();
   plan.packed_sets_limit = limit;
   return plan;
 }
@@ -68,7 +76,7 @@ FaultPlan with_direct_reads_only() {
 }
 
 FaultPlan with_plane_pairs(bool on, bool hold_groups) {
-  FaultPlan plan;
+  FaultPlan plan = with_resident_pairs();
   plan.plane_pairs = on;
   plan.hold_groups = hold_groups;
   return plan;
@@ -141,7 +149,10 @@ TEST(MultiGpu, ResidentVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 TEST(MultiGpu, GroupsPackedEarlyOrAtEachLaunchGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   const SmallScan scan(64, 400, 96);
-  const Outcome all = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  const Outcome all = [&] {
+    const ScopedFaultPlan pairs(with_resident_pairs());
+    return reconstruct(on_devices(scan.config, {0}, 0), scan);
+  }();
   ASSERT_FALSE(all.volume.empty());
   std::vector<std::vector<int>> sets{{0}, {0, 0}};
   if (gpu_count() >= 2) sets.push_back({0, 1});
@@ -153,6 +164,38 @@ TEST(MultiGpu, GroupsPackedEarlyOrAtEachLaunchGiveTheSameBits) {
       std::printf("[gpu] resident on %s, at most %d groups packed early: same bits as all packed early: %s\n",
                   describe(set).c_str(), limit, same_bits(all.volume, capped.volume) ? "yes" : "NO");
     }
+  }
+}
+
+// A resident volume takes quads where they serve as many views as mirror
+// pairs (a square grid, a full scan): other bits than the pairs' path, as
+// close to the CPU backend, and on a grid that is not square (no quads)
+// still the pairs.
+TEST(MultiGpu, AResidentVolumeTakesQuadsWhereTheyServeAsManyViews) {
+  SKIP_WITHOUT_GPU();
+  for (const bool square : {true, false}) {
+    SmallScan scan(64, 120, 96);
+    if (!square) {
+      scan.config.volume.size[0] = 48;
+      scan.reproject();
+    }
+    const Outcome quads = reconstruct(on_devices(scan.config, {0}, 0), scan);
+    const Outcome pairs = [&] {
+      const ScopedFaultPlan plan(with_resident_pairs());
+      return reconstruct(on_devices(scan.config, {0}, 0), scan);
+    }();
+    ASSERT_FALSE(quads.volume.empty());
+    fdk_config cpu = scan.config;
+    cpu.backend = FDK_BACKEND_CPU;
+    const Outcome reference = reconstruct(cpu, scan);
+    const double e_quads = fdk_test::relative_l2(quads.volume, reference.volume);
+    const double e_pairs = fdk_test::relative_l2(pairs.volume, reference.volume);
+    EXPECT_EQ(same_bits(quads.volume, pairs.volume), !square) << (square ? "square" : "not square");
+    EXPECT_LE(e_quads, 1e-3);
+    EXPECT_LE(e_pairs, 1e-3);
+    std::printf("[gpu] resident, %s grid: the default %s the pairs' bits; relative L2 to CPU %.3g, pairs %.3g\n",
+                square ? "square" : "48 x 64", same_bits(quads.volume, pairs.volume) ? "has" : "differs from",
+                e_quads, e_pairs);
   }
 }
 
@@ -396,9 +439,12 @@ TEST(MultiGpu, PlanePairsGiveTheSameBitsOnEveryNumberOfGpus) {
 TEST(MultiGpu, RampedFirstGroupsGiveTheSameBitsOnEveryNumberOfGpus) {
   SKIP_WITHOUT_GPU();
   const SmallScan scan = tall(SmallScan(64, 120, 96));
-  const Outcome plain = reconstruct(on_devices(scan.config, {0}, 0), scan);
+  const Outcome plain = [&] {
+    const ScopedFaultPlan pairs(with_resident_pairs());
+    return reconstruct(on_devices(scan.config, {0}, 0), scan);
+  }();
   ASSERT_FALSE(plain.volume.empty());
-  FaultPlan ramp;
+  FaultPlan ramp = with_resident_pairs();
   ramp.ramp_pair_groups = true;
   std::optional<ScopedFaultPlan> plan;
   plan.emplace(ramp);

@@ -32,6 +32,7 @@ void print_help() {
       "                 [--estimate-geometry] [--preview] [--timeline SECONDS]\n"
       "                 [--json FILE] [--commit TEXT]\n"
       "       fdk-bench-seams [the same] [--plane-pairs on|off] [--ramp-groups on|off]\n"
+      "                       [--resident-pairs on|off]\n"
       "\n"
       "Cases (design/BENCHMARKS.md): a 512^3/360/512x512, b 1024^3/1200/1024x1012,\n"
       "c 2048^3/1200/2048x2048, d 4096^3/2400/4096x4096, cpu 256^3/360/256x256.\n"
@@ -77,6 +78,9 @@ void print_help() {
       "--ramp-groups on|off (fdk-bench-seams only): a resident CUDA volume's first\n"
       "groups of mirror pairs are 8, 16 and 32 pairs, or all the library's size\n"
       "(FaultPlan::ramp_pair_groups; off in the shipped library).\n"
+      "--resident-pairs on|off (fdk-bench-seams only): a resident CUDA volume takes\n"
+      "mirror pairs where they serve as many views as quads, or quads (the shipped\n"
+      "library's choice; FaultPlan::resident_pairs).\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");
@@ -219,6 +223,8 @@ Options parse_options(int argc, char** argv) {
       o.plane_pairs = parse_seam(arg, next("--plane-pairs"));
     } else if (arg == "--ramp-groups") {
       o.ramp_groups = parse_seam(arg, next("--ramp-groups"));
+    } else if (arg == "--resident-pairs") {
+      o.resident_pairs = parse_seam(arg, next("--resident-pairs"));
     } else if (arg == "--json") {
       o.json = next("--json");
     } else if (arg == "--commit") {

@@ -34,6 +34,7 @@ struct Options {
   double timeline = 0;             // --timeline S: a sample every S seconds of each run; 0 off
   int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
   int ramp_groups = -1;  // fdk-bench-seams: the same for FaultPlan::ramp_pair_groups
+  int resident_pairs = -1;  // fdk-bench-seams: the same for FaultPlan::resident_pairs
   std::string json;
   std::string commit;
   std::string command_line;

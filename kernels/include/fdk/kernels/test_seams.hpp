@@ -47,6 +47,10 @@ struct FaultPlan {
   // finish's spans (tests that both give the same bits, whatever the GPU's
   // pace).
   bool hold_groups = false;
+  // A resident volume backprojects by mirror pairs where they serve as
+  // many views as quads (the library's choice until session 37; it now
+  // takes the quads there): tests of the pairs' path, and A/B runs.
+  bool resident_pairs = false;
   // Streaming: the groups are this many mirror pairs (0: the library's),
   // and each group of the early slab waits this long on its GPU before it
   // runs, as on a slow GPU (tests that the scan does not wait for the early
