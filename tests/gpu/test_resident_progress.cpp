@@ -95,6 +95,17 @@ Watched watched_run(const SmallScan& scan, const std::vector<int>& devices, int 
   return w;
 }
 
+// What every run must show: the total of the views that arrived (64
+// planes each), reached at the end, never going down after fdk_finish.
+void expect_counted(const Watched& w, int views, const std::vector<int>& set, const char* what) {
+  EXPECT_EQ(w.total, int64_t{views} * 64) << describe(set);
+  EXPECT_EQ(w.at_end, w.total) << describe(set);
+  EXPECT_TRUE(w.monotone) << describe(set);
+  std::printf("[gpu] %s on %s: backprojection %lld after the scan, %lld of %lld at the end\n", what,
+              describe(set).c_str(), static_cast<long long>(w.after_scan), static_cast<long long>(w.at_end),
+              static_cast<long long>(w.total));
+}
+
 std::vector<std::vector<int>> worker_sets() {
   std::vector<std::vector<int>> sets{{0}, {0, 0}};
   if (gpu_count() >= 2) sets.push_back({0, 1});
@@ -116,12 +127,7 @@ TEST(ResidentProgress, CountsNoViewBeforeAGpuHasRunIt) {
   for (const auto& set : worker_sets()) {
     const Watched w = watched_run(scan, set, -1);
     EXPECT_EQ(w.after_scan, 0) << describe(set);
-    EXPECT_EQ(w.total, int64_t{120} * 64) << describe(set);
-    EXPECT_EQ(w.at_end, w.total) << describe(set);
-    EXPECT_TRUE(w.monotone) << describe(set);
-    std::printf("[gpu] groups held on %s: backprojection %lld after the scan, %lld of %lld at the end\n",
-                describe(set).c_str(), static_cast<long long>(w.after_scan), static_cast<long long>(w.at_end),
-                static_cast<long long>(w.total));
+    expect_counted(w, 120, set, "groups held");
   }
 }
 
@@ -133,11 +139,6 @@ TEST(ResidentProgress, AFinishThatStartsAgainEndsAtTheViewsThatArrived) {
   const SmallScan scan(64, 120, 96);
   for (const auto& set : worker_sets()) {
     const Watched w = watched_run(scan, set, 7);
-    EXPECT_EQ(w.total, int64_t{119} * 64) << describe(set);
-    EXPECT_EQ(w.at_end, w.total) << describe(set);
-    EXPECT_TRUE(w.monotone) << describe(set);
-    std::printf("[gpu] view 7 missing on %s: backprojection %lld after the scan, %lld of %lld at the end\n",
-                describe(set).c_str(), static_cast<long long>(w.after_scan), static_cast<long long>(w.at_end),
-                static_cast<long long>(w.total));
+    expect_counted(w, 119, set, "view 7 missing");
   }
 }
