@@ -3,8 +3,9 @@
 // volume, the filtered projections and the batch buffers fit the GPU
 // budget, the volume stays resident and views are backprojected as they
 // arrive ("resident" mode: the volume is done when the scan ends), by
-// mirror pairs when the geometry has them (complete within each half of the
-// scan), else by quads. Otherwise slabs are computed from the compressed
+// symmetric quads where they serve as many views as mirror pairs (a quad's
+// lookup serves four views), else by pairs (complete within each half of
+// the scan). Otherwise slabs are computed from the compressed
 // store ("streaming" mode): from fdk_finish on, a worker thread takes slabs
 // from the shared SlabPrefetch and computes them into two device slab
 // buffers, ahead of the reader, which copies a finished slab out while the
