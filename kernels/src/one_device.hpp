@@ -65,7 +65,8 @@ constexpr int kStreamViews = 4 * kStreamQuads;
 constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
 // Slab downloads into pageable memory go through a ring of pinned chunks.
 constexpr int kBounceChunks = 4;
-constexpr size_t kTexelBytes = 8;  // a packed quad texel (half4)
+constexpr size_t kTexelBytes = 8;      // a packed quad texel (half4)
+constexpr size_t kPairTexelBytes = 4;  // a packed pair texel (half2)
 
 inline size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -370,6 +371,7 @@ class OneDevice final : public DeviceBackend {
   std::vector<int> owned_;
   std::vector<int> slot_of_chunk_;
   Run all_chunks_{};
+  std::vector<std::array<int, 2>> owned_planes_;  // our chunks' planes, as ranges of y (fdk_progress)
   std::vector<Event> chunk_ready_;       // resident: chunk c of the volume is final
   std::atomic<int> chunks_launched_{0};  // resident: owned_[0..n) have their event recorded
   std::mutex launch_mutex_;

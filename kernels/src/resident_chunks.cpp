@@ -197,6 +197,7 @@ void OneDevice::hold_chunks(const ScanModel& model, int chunk_planes, const std:
   // Every chunk in one launch during the scan.
   if (!owned_.empty()) all_chunks_ = owned_run(model, 0, static_cast<int>(owned_.size()));
   const int n = static_cast<int>(owned_.size()), last = static_cast<int>(slot_of_chunk_.size()) - 1;
+  owned_planes_ = slot_planes(model, 0, n);
   mirrored_slots_ = n % 2 == 0 && ny == (last + 1) * chunk_planes_;
   for (int i = 0; i < n && mirrored_slots_; ++i)
     mirrored_slots_ = owned_[static_cast<size_t>(n - 1 - i)] == last - owned_[static_cast<size_t>(i)];

@@ -117,7 +117,7 @@ PackPairBatch OneDevice::pack_batch(BatchSet& set, int count) const {
   PackPairBatch pack{};
   pack.count = count;
   pack.src_pitch = pitch_;
-  pack.dst_pitch = quad_pitch_ / 4;  // half2 texels
+  pack.dst_pitch = quad_pitch_ / kPairTexelBytes;
   pack.columns = columns_;
   pack.texture_rows = set_rows_;
   pack.pair_max = set.quad_max.get();

@@ -60,8 +60,7 @@ void OneDevice::view_filtered(const ScanModel& model, int view) {
     launch_item(model, held_.front(), nominal_weights_, all_chunks_);
     launched_items_.push_back(held_.front());
     scan_launches_[next_scan_launch_].record(bp_stream_.get());
-    credit_items(model, scan_launches_[next_scan_launch_].get(), slot_planes(model, 0, static_cast<int>(owned_.size())),
-                 held_, 0, 1);
+    credit_items(model, scan_launches_[next_scan_launch_].get(), owned_planes_, held_, 0, 1);
     next_scan_launch_ ^= 1;
     held_.erase(held_.begin());
   }
@@ -105,7 +104,7 @@ void OneDevice::finish(const ScanModel& model) {
     // into them stays counted until the new launches pass it).
     credit_.drain();
     if (model.meter)
-      for (const auto& p : slot_planes(model, 0, static_cast<int>(owned_.size()))) model.meter->restart(p[0], p[1]);
+      for (const auto& p : owned_planes_) model.meter->restart(p[0], p[1]);
     for (auto& pending : pending_orbits_) pending.clear();
     pending_views_.clear();
     zero_async(volume_.get(), volume_.bytes(), bp_stream_.get(), "cuMemsetD8Async (volume)");
@@ -131,8 +130,8 @@ void OneDevice::finish(const ScanModel& model) {
   // Everything is launched: each chunk is final once the stream reaches it.
   for (int c : owned_) chunk_ready_[static_cast<size_t>(c)].record(bp_stream_.get());
   if (!owned_.empty())
-    credit_items(model, chunk_ready_[static_cast<size_t>(owned_.back())].get(),
-                 slot_planes(model, 0, static_cast<int>(owned_.size())), launched_items_, 0, launched_items_.size());
+    credit_items(model, chunk_ready_[static_cast<size_t>(owned_.back())].get(), owned_planes_, launched_items_, 0,
+                 launched_items_.size());
   chunks_launched_ = static_cast<int>(owned_.size());
   finished_ = true;
 }
