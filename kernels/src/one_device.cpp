@@ -73,22 +73,26 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   const uint64_t volume = plane * static_cast<uint64_t>(model.plane_end - model.plane_begin);
   const uint64_t projections = 4ull * view_stride_ * model.views.size();
   const uint64_t fixed = filter_bytes(model) + 2 * model.plane_floats();
-  // A resident volume takes quads when they serve at least as many views
-  // as mirror pairs. A pair is complete within its half of the scan, a quad
-  // only in its last quarter, but a quad's lookup serves four views from
-  // one half4 texel: on one H200 (c) took 4.487 s end to end with quads
+  // A volume takes quads when they serve at least as many views as mirror
+  // pairs. A pair is complete within its half of the scan, a quad only in
+  // its last quarter, but a quad's lookup serves four views from one half4
+  // texel. Resident, on one H200 (c) took 4.487 s end to end with quads
   // against 6.013 s with pairs (kernels 3.763 against 5.833 s), (b) 0.721
   // against 0.801 s, and at 600 views/s (c) 5.560 against 6.256 s, (b)
   // 2.150 against 2.127 s (docs/DECISIONS.md, "A resident volume takes
-  // quads"). Pairs serve geometries with fewer quads (a grid that is not
-  // square, a short scan); FaultPlan::resident_pairs brings back the old
-  // rule for the tests of the pairs' path. Streamed slabs keep pairs by
-  // that rule, which counts a view that is its own mirror twice: the early
-  // slab is made of pairs.
+  // quads"). Streamed, c8 took 6.03 s against 6.87 s (float16: 5.89 against
+  // 7.34 s), although no slab is then backprojected during the scan: the
+  // early slab needs pairs ("Streamed slabs take quads too"). Pairs serve
+  // geometries with fewer quads (a grid that is not square, a short scan).
+  // FaultPlan::resident_pairs and stream_pairs bring back the old rule
+  // (which counted a view that is its own mirror twice) for the tests of
+  // the pairs' path and of the early slab.
   const bool pairs_serve = !pairs.empty() && 2 * pairs.size() >= 4 * orbits_.size();
   size_t pair_views = 0;  // distinct views in pairs
   for (const auto& p : pairs) pair_views += p[0] == p[1] ? 1 : 2;
-  const bool resident_pairs = role.fault.resident_pairs ? pairs_serve : pair_views > 4 * orbits_.size();
+  const bool take_pairs = pair_views > 4 * orbits_.size();
+  const bool resident_pairs = role.fault.resident_pairs ? pairs_serve : take_pairs;
+  const bool stream_pairs = role.fault.stream_pairs ? pairs_serve : take_pairs;
   const uint64_t resident_sets = resident_pairs
                                      ? 2ull * kResidentPairs * quad_pitch_ * rows_
                                      : 2ull * kResidentQuads * quad_pitch_ * rows_;
@@ -98,7 +102,7 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   const uint64_t more_filters = (kResidentFilters - 1) * filter_bytes(model);
   resident_bytes_ = volume + projections + resident_sets + fixed + more_filters;
   resident_ = role.allow_resident && resident_bytes_ <= budget_;
-  pairs_ = resident_ ? resident_pairs : pairs_serve;
+  pairs_ = resident_ ? resident_pairs : stream_pairs;
   if (pairs_) {
     // Resident: pairs under whichever mirror completes them first (the
     // diagonal mirrors of a square grid: none of the depth mirror's pairs

@@ -60,7 +60,10 @@ namespace fdk::cuda {
 constexpr int kResidentQuads = 32;
 // Mirror pairs per launch when resident: the same 128 views as the quads.
 constexpr int kResidentPairs = kMaxBatchPairs;
-constexpr int kStreamQuads = 8;      // quads per launch when streaming
+// Quads per launch when streaming: as many views as a resident launch
+// (each launch reads and writes its whole slab; 8 quads a launch did so
+// for 32 views).
+constexpr int kStreamQuads = kResidentQuads;
 constexpr int kStreamViews = 4 * kStreamQuads;
 constexpr int kStreamPairs = kMaxBatchPairs;  // mirror pairs per launch when streaming
 // Slab downloads into pageable memory go through a ring of pinned chunks.

@@ -230,16 +230,17 @@ double ratio(double numerator, double denominator) {
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
 #ifdef FDK_BENCH_TEST_SEAMS
-  if (o.plane_pairs >= 0 || o.ramp_groups >= 0 || o.resident_pairs >= 0) {
+  if (o.plane_pairs >= 0 || o.ramp_groups >= 0 || o.resident_pairs >= 0 || o.stream_pairs >= 0) {
     fdk::cuda::FaultPlan plan;
     plan.plane_pairs = o.plane_pairs == 1;
     plan.ramp_pair_groups = o.ramp_groups == 1;
     plan.resident_pairs = o.resident_pairs == 1;
+    plan.stream_pairs = o.stream_pairs == 1;
     fdk::cuda::set_fault_plan(plan);
-    std::printf("fdk-bench-seams: plane pairs %s, ramped first groups %s, resident pairs %s (test seams; the "
-                "shipped library keeps all three off)\n",
+    std::printf("fdk-bench-seams: plane pairs %s, ramped first groups %s, resident pairs %s, streamed pairs %s "
+                "(test seams; the shipped library keeps all four off)\n",
                 plan.plane_pairs ? "on" : "off", plan.ramp_pair_groups ? "on" : "off",
-                plan.resident_pairs ? "on" : "off");
+                plan.resident_pairs ? "on" : "off", plan.stream_pairs ? "on" : "off");
   }
 #endif
 

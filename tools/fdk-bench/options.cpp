@@ -81,6 +81,9 @@ void print_help() {
       "--resident-pairs on|off (fdk-bench-seams only): a resident CUDA volume takes\n"
       "mirror pairs where they serve as many views as quads, or quads (the shipped\n"
       "library's choice; FaultPlan::resident_pairs).\n"
+      "--stream-pairs on|off (fdk-bench-seams only): streamed CUDA slabs take mirror\n"
+      "pairs where they serve as many views as quads, and the first slab during the\n"
+      "scan, or quads (the shipped library's choice; FaultPlan::stream_pairs).\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");
@@ -225,6 +228,8 @@ Options parse_options(int argc, char** argv) {
       o.ramp_groups = parse_seam(arg, next("--ramp-groups"));
     } else if (arg == "--resident-pairs") {
       o.resident_pairs = parse_seam(arg, next("--resident-pairs"));
+    } else if (arg == "--stream-pairs") {
+      o.stream_pairs = parse_seam(arg, next("--stream-pairs"));
     } else if (arg == "--json") {
       o.json = next("--json");
     } else if (arg == "--commit") {

@@ -35,6 +35,7 @@ struct Options {
   int plane_pairs = -1;  // fdk-bench-seams: 1 on, 0 off, -1 the shipped default
   int ramp_groups = -1;  // fdk-bench-seams: the same for FaultPlan::ramp_pair_groups
   int resident_pairs = -1;  // fdk-bench-seams: the same for FaultPlan::resident_pairs
+  int stream_pairs = -1;    // fdk-bench-seams: the same for FaultPlan::stream_pairs
   std::string json;
   std::string commit;
   std::string command_line;
