@@ -111,7 +111,7 @@ bool OneDevice::receive_early_window(const ScanModel& model, int view, const Ear
 }
 
 // The first early view: sizes the batch sets for the early slab, clears
-// it, and finds each pair's window. False (and early off) when the plan
+// it, and finds each orbit's window. False (and early off) when the plan
 // has no such slab or the windows of all views do not fit the second slab
 // buffer.
 bool OneDevice::start_early(const ScanModel& model) {
@@ -140,11 +140,14 @@ bool OneDevice::start_early(const ScanModel& model) {
   synchronize(bp_stream_.get(), "cuStreamSynchronize (early slab)");
   compute_mask(model, true);
   early_windows_.clear();
-  for (const auto& orbit : orbits_) early_windows_.push_back(item_window(model, orbit, 2, range[0], planes, rows));
+  const int width = pairs_ ? 2 : 4;
+  for (const auto& orbit : orbits_)
+    early_windows_.push_back(item_window(model, orbit, width, range[0], planes, rows));
   return true;
 }
 
-// Launches the complete groups of pairs, in order, into the early slab.
+// Launches the complete groups of orbits (pairs or quads), in order, into
+// the early slab.
 // During the scan (`defer`) a group whose batch set is still in use waits
 // for a later view, or for fdk_finish (`wait`): the caller is a filter
 // lane, and waiting there for the backprojection held every lane to the
@@ -170,9 +173,14 @@ void OneDevice::launch_early_groups(const ScanModel& model, WhenBusy busy) {
     auto src_of = [&](int s, int c) {
       return slab_buffers_[1].get() + window_stride_ * static_cast<size_t>(view_at(s, c));
     };
-    launch_window_pairs(model, set, static_cast<int>(last - first), view_at, src_of,
-                        reinterpret_cast<const float*>(early_max_.get()), window, nominal_weights_,
-                        slab_geometry(model, range[0], range[1] - range[0]), slab_buffers_[0].get());
+    const auto* maxima = reinterpret_cast<const float*>(early_max_.get());
+    const SlabGeometry g = slab_geometry(model, range[0], range[1] - range[0]);
+    if (pairs_)
+      launch_window_pairs(model, set, static_cast<int>(last - first), view_at, src_of, maxima, window,
+                          nominal_weights_, g, slab_buffers_[0].get());
+    else
+      launch_window_quads(model, set, static_cast<int>(last - first), view_at, src_of, maxima, window,
+                          nominal_weights_, g, slab_buffers_[0].get());
     set.done.record(bp_stream_.get());
     set.used = true;
     ++early_next_;

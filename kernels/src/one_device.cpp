@@ -81,8 +81,8 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   // against 0.801 s, and at 600 views/s (c) 5.560 against 6.256 s, (b)
   // 2.150 against 2.127 s (docs/DECISIONS.md, "A resident volume takes
   // quads"). Streamed, c8 took 6.03 s against 6.87 s (float16: 5.89 against
-  // 7.34 s), although no slab is then backprojected during the scan: the
-  // early slab needs pairs ("Streamed slabs take quads too"). Pairs serve
+  // 7.34 s) even with no slab backprojected during the scan ("Streamed
+  // slabs take quads too"); the early slab now takes quads too. Pairs serve
   // geometries with fewer quads (a grid that is not square, a short scan).
   // FaultPlan::resident_pairs and stream_pairs bring back the old rule
   // (which counted a view that is its own mirror twice) for the tests of
@@ -187,12 +187,13 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     const double room = static_cast<double>(budget_) - static_cast<double>(fixed) - per_set_fixed - spare_view;
     max_planes_ = room > per_plane ? static_cast<int>(std::min<double>(model.volume.size[1], room / per_plane)) : 0;
     // A slab can be backprojected during the scan when every view belongs
-    // to a pair: the same groups, windows and weights as a streamed slab
-    // (so the same bits), with the windows cut from each view as it is
-    // filtered (here or on the device that filters for the store) and held
-    // in the second slab buffer. float32 only: the store's float16 rounding
-    // is not the GPU's.
-    early_ = role.early_slab >= 0 && pairs_ && settings.config.precision == FDK_PRECISION_FLOAT32 &&
+    // to an orbit (a pair or a quad): the same groups, windows and weights
+    // as a streamed slab (so the same bits), with the windows cut from each
+    // view as it is filtered (here or on the device that filters for the
+    // store) and held in the second slab buffer until its orbit completes
+    // (a quad in the scan's last quarter). float32 only: the store's
+    // float16 rounding is not the GPU's.
+    early_ = role.early_slab >= 0 && settings.config.precision == FDK_PRECISION_FLOAT32 &&
              !orbits_.empty() &&
              std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
     if (early_) {

@@ -313,6 +313,10 @@ class OneDevice final : public DeviceBackend {
   void launch_window_pairs(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
                            const float* view_max, const std::vector<std::array<int, 2>>& window,
                            const std::vector<double>& weights, const SlabGeometry& g, float* slab);
+  template <class ViewAt, class SrcOf>
+  void launch_window_quads(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
+                           const float* view_max, const std::vector<std::array<int, 2>>& window,
+                           const std::vector<double>& weights, const SlabGeometry& g, float* slab);
 
   int device_;
   DeviceRole role_;
@@ -430,12 +434,12 @@ class OneDevice final : public DeviceBackend {
   bool early_done_ = false;  // the early slab was completed during the scan
   // Early slab (streaming): the slab role_.early_slab backprojected during the scan.
   bool early_ = false, early_started_ = false, early_failed_ = false;
-  size_t early_next_ = 0;                          // next group of pairs to launch
+  size_t early_next_ = 0;                          // next group of orbits to launch
   int second_run_ = 0;                             // resident: the slot where owned_'s second run starts
   bool mirrored_slots_ = false;                    // resident: slot n-1-i holds the mirror image of slot i's chunk
   int plane_orbits_left_ = 0;                      // resident: plane pairs not yet arrived
   std::array<int, kMirrorKinds> groups_formed_{};  // resident: groups of each kind formed during the scan
-  std::vector<std::array<int, 2>> early_windows_;  // per pair: its rows for the early slab
+  std::vector<std::array<int, 2>> early_windows_;  // per orbit: its rows for the early slab
   Event early_filtered_;                           // sender, on its filter stream: the view and its maximum
   // Receiver: the windows from one sender, copied on a stream of their own
   // (a copy waiting for one GPU's filter holds up no other GPU's), an
@@ -486,6 +490,36 @@ void OneDevice::launch_window_pairs(const ScanModel& model, BatchSet& set, int c
   launch_pack_pairs(pack, bp_stream_.get());
   clock_.begin(bp_stream_.get());
   launch_pairs(batch, slab, mask_.get(), bp_stream_.get());
+  clock_.end(bp_stream_.get());
+}
+
+// The same for `count` quads (views view_at(s, 0..3)).
+template <class ViewAt, class SrcOf>
+void OneDevice::launch_window_quads(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
+                                    const float* view_max, const std::vector<std::array<int, 2>>& window,
+                                    const std::vector<double>& weights, const SlabGeometry& g, float* slab) {
+  QuadBatch batch{};
+  batch.g = g;
+  batch.count = count;
+  prepare_quads(batch, set);
+  for (int s = 0; s < count; ++s) {
+    const float* src[4];
+    const float* max_src[4];
+    float scale[4];
+    for (int c = 0; c < 4; ++c) {
+      src[c] = src_of(s, c);
+      max_src[c] = view_max + view_at(s, c);
+      scale[c] = static_cast<float>(weights[static_cast<size_t>(view_at(s, c))]);
+    }
+    const auto& w = window[static_cast<size_t>(s)];
+    pack_quad(src, max_src, scale, set, s, w[1] - w[0] + 1);
+    const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
+    fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
+               w[0]);
+    set_quad_textures(batch, set, s);
+  }
+  clock_.begin(bp_stream_.get());
+  launch_quads(batch, slab, mask_.get(), bp_stream_.get());
   clock_.end(bp_stream_.get());
 }
 

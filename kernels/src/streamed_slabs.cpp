@@ -175,29 +175,8 @@ void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::
     launch_window_pairs(model, set, count, view_at, window_of, store_max_.get(), window, model.view_weights, g,
                         slab);
   } else if (kind == ItemKind::Quads) {
-    QuadBatch batch{};
-    batch.g = g;
-    batch.count = count;
-    prepare_quads(batch, set);
-    for (int s = 0; s < count; ++s) {
-      const float* src[4];
-      const float* max_src[4];
-      float scale[4];
-      for (int c = 0; c < 4; ++c) {
-        src[c] = window_of(s, c);
-        max_src[c] = store_max_.get() + view_at(s, c);
-        scale[c] = static_cast<float>(model.view_weights[static_cast<size_t>(view_at(s, c))]);
-      }
-      const auto& w = window[static_cast<size_t>(s)];
-      pack_quad(src, max_src, scale, set, s, w[1] - w[0] + 1);
-      const double sid = model.views[static_cast<size_t>(view_at(s, 0))].sid;
-      fill_terms(batch.view[s], model.matrices[static_cast<size_t>(view_at(s, 0))], static_cast<float>(sid * sid),
-                 w[0]);
-      set_quad_textures(batch, set, s);
-    }
-    clock_.begin(bp_stream_.get());
-    launch_quads(batch, slab, mask_.get(), bp_stream_.get());
-    clock_.end(bp_stream_.get());
+    launch_window_quads(model, set, count, view_at, window_of, store_max_.get(), window, model.view_weights, g,
+                        slab);
   } else {
     GenericBatch batch{};
     batch.g = g;

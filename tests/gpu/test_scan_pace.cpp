@@ -59,7 +59,7 @@ Paced paced_scan(const fdk_config& config, const SmallScan& scan) {
 
 // A streamed scan on one GPU whose first slab is backprojected during the
 // scan (the early slab), in groups of 2 mirror pairs: 13 pairs, 7 groups
-// (26 views: no quads, which streamed slabs would take, with no early slab).
+// (26 views: no quads, whose groups would be 32 quads).
 const SmallScan& streamed_scan() {
   static const SmallScan scan(128, 26, 64);
   return scan;

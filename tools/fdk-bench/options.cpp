@@ -82,8 +82,8 @@ void print_help() {
       "mirror pairs where they serve as many views as quads, or quads (the shipped\n"
       "library's choice; FaultPlan::resident_pairs).\n"
       "--stream-pairs on|off (fdk-bench-seams only): streamed CUDA slabs take mirror\n"
-      "pairs where they serve as many views as quads, and the first slab during the\n"
-      "scan, or quads (the shipped library's choice; FaultPlan::stream_pairs).\n"
+      "pairs where they serve as many views as quads, or quads (the shipped\n"
+      "library's choice; FaultPlan::stream_pairs).\n"
       "W warm-up runs (default 1; the first is checked for NaN/Inf; --warmup 0 skips\n"
       "it) precede the R timed runs (default 3); medians are reported, and the\n"
       "process's peak resident host memory (VmHWM) after the runs.\n");

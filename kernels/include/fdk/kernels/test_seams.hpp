@@ -51,10 +51,10 @@ struct FaultPlan {
   // many views as quads (the library's choice until session 37; it now
   // takes the quads there): tests of the pairs' path, and A/B runs.
   bool resident_pairs = false;
-  // Streamed slabs go by mirror pairs where they serve as many views as
-  // quads, and so the first slab is backprojected during the scan (the
-  // early slab is made of pairs): the library's choice until session 38;
-  // it now takes the quads there. Tests of the early slab, and A/B runs.
+  // Streamed slabs, the early slab among them, go by mirror pairs where
+  // they serve as many views as quads: the library's choice until session
+  // 38; it now takes the quads there. Tests of the pairs' path, and A/B
+  // runs.
   bool stream_pairs = false;
   // Streaming: the groups are this many mirror pairs (0: the library's),
   // and each group of the early slab waits this long on its GPU before it
