@@ -270,6 +270,23 @@ TEST(Weights, HalfFanFollowsRtkfdksRule) {
   EXPECT_FALSE(fdk::plan_redundancy(views, off, FDK_AUTO, FDK_AUTO).offset_detector);  // said in the plan
 }
 
+TEST(Weights, AShortScanTakesNoHalfFanWeightsOnAuto) {
+  // The detector of HalfFanFollowsRtkfdksRule shifted by 3 % of its width
+  // (displaced by rtkfdk's rule), 200 views over 200 degrees: Parker's
+  // weights alone on AUTO, where rtkfdk multiplies them by the half-fan
+  // weights (FDK_ON still does); a full turn keeps them.
+  const fdk_detector d = panel(200, 1.5, -0.5 * 199 * 1.5 + 0.03 * 300);
+  std::vector<fdk::ViewGeometry> arc;
+  for (int i = 0; i < 200; ++i) arc.push_back(displaced_view(i, 0, 0));
+  const auto plan = fdk::plan_redundancy(arc, d, FDK_AUTO, FDK_AUTO);
+  EXPECT_TRUE(plan.short_scan);
+  EXPECT_TRUE(plan.displaced);
+  EXPECT_FALSE(plan.offset_detector);
+  EXPECT_TRUE(fdk::plan_redundancy(arc, d, FDK_AUTO, FDK_ON).offset_detector);
+  EXPECT_TRUE(fdk::plan_redundancy(full_turn(0, 0), d, FDK_AUTO, FDK_AUTO).offset_detector);
+  EXPECT_FALSE(fdk::plan_redundancy(full_turn(0, 0), d, FDK_ON, FDK_AUTO).offset_detector);
+}
+
 TEST(Weights, HalfFanWeightsOfConjugateRaysAddUpToTwoAboutTheAxisRay) {
   // Displaced detector and displaced source: the weight of a ray and of its
   // conjugate (fan angle -g) add up to 2 and run from 0 to 2 across the band.

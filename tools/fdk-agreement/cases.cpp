@@ -173,6 +173,7 @@ std::vector<Case> all_cases() {
   }
   cases.push_back(make("half_fan_short", "half fan with a short scan (Parker x Wang)", half,
                        short_arc(half, v, 60)));
+  cases.back().offset_detector = FDK_ON;  // rtkfdk's product; fdk's AUTO leaves a short scan full fan
   return cases;
 }
 

@@ -18,6 +18,9 @@ struct Case {
   bool matrices = false;       // reconstructed from 3x4 matrices (FDK_SCAN_MATRICES)
   double hann = 0;             // rtkfdk --hann: FDK_WINDOW_HANN at this cutoff (0: Ram-Lak)
   double hann_y = 0;           // rtkfdk --hannY: fdk_config.hann_cutoff_v
+  // fdk_config.offset_detector: rtkfdk applies its half-fan rule to short
+  // scans too, which fdk's AUTO does not (ON reproduces it).
+  int32_t offset_detector = FDK_AUTO;
 };
 
 constexpr int kN = 128;

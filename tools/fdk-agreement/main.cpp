@@ -134,6 +134,7 @@ std::vector<float> reconstruct_once(const Case& c, const std::vector<fdk_view>& 
     cfg.cutoff = c.hann;
   }
   cfg.hann_cutoff_v = c.hann_y;
+  cfg.offset_detector = c.offset_detector;
   std::vector<double> matrices;
   cfg.scan.num_views = static_cast<int32_t>(views.size());
   if (c.matrices) {
