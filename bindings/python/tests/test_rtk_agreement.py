@@ -51,6 +51,11 @@ def scan(tmp_path_factory):
         "--phantomscale", "40", *DETECTOR, cwd=d)
     rtk("rtkfdk", "-g", "geometry.xml", "-p", ".", "-r", "projections.mha", "-o", "rtk.mha",
         *VOLUME, cwd=d)
+    # rtkfdk weights this short scan's displaced detector by Parker's and
+    # the half-fan weights both; fdk's AUTO by Parker's alone (fdk.h,
+    # offset_detector), as rtkfdk --nodisplaced does.
+    rtk("rtkfdk", "-g", "geometry.xml", "-p", ".", "-r", "projections.mha", "-o", "rtk_parker.mha",
+        "--nodisplaced", *VOLUME, cwd=d)
     projections, p_header = read_mha(os.path.join(d, "projections.mha"))
     reference, v_header = read_mha(os.path.join(d, "rtk.mha"))
     (_, sv, su), (_, ov, ou) = spacing_origin(p_header)
@@ -88,10 +93,23 @@ def test_agrees_with_rtkfdk_inside_the_field_of_view(scan):
     _, projections, geometry, volume, reference = scan
     fov = field_of_view(geometry, volume)
     assert fov.mean() > 0.3  # a real comparison, not a handful of voxels
-    ours = fdk_ct.reconstruct(projections, geometry, volume, backend="cpu")
+    # rtkfdk's weighting of a short scan with a displaced detector: the
+    # product of Parker's and the half-fan weights, which fdk gives on ON.
+    ours = fdk_ct.reconstruct(projections, geometry, volume, backend="cpu", offset_detector=True)
     assert ours.shape == reference.shape and ours.origin == volume.origin
     error = rel_l2(ours, reference, fov)
     print(f"rel L2 vs rtkfdk over the FOV ({fov.mean():.2f} of the voxels): {error:.2e}")
+    assert error <= BOUND
+
+
+def test_auto_agrees_with_rtkfdk_nodisplaced(scan):
+    # On AUTO a short scan takes Parker's weights alone: rtkfdk --nodisplaced.
+    d, projections, geometry, volume, _ = scan
+    parker, _ = read_mha(os.path.join(d, "rtk_parker.mha"))
+    fov = field_of_view(geometry, volume)
+    ours = fdk_ct.reconstruct(projections, geometry, volume, backend="cpu")
+    error = rel_l2(ours, parker, fov)
+    print(f"rel L2 vs rtkfdk --nodisplaced over the FOV: {error:.2e}")
     assert error <= BOUND
 
 
@@ -108,7 +126,7 @@ def test_would_fail_with_a_wrong_offset_sign(scan):
         projection_offset_y=table[:, 6], in_plane_angle_deg=table[:, 7],
         out_of_plane_angle_deg=table[:, 8])
     fov = field_of_view(geometry, volume)
-    ours = fdk_ct.reconstruct(projections, wrong, volume, backend="cpu")
+    ours = fdk_ct.reconstruct(projections, wrong, volume, backend="cpu", offset_detector=True)
     error = rel_l2(ours, reference, fov)
     print(f"rel L2 vs rtkfdk with the detector offset mirrored: {error:.2e}")
     assert error > 20 * BOUND
