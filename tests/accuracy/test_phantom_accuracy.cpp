@@ -356,9 +356,25 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // Full fan angle of a centred detector, in degrees.
-double full_fan_deg(const fdk_config& c) {
-  const double half_width = 0.5 * c.detector.size[0] * c.detector.spacing[0];
-  return 2.0 * std::atan(half_width / kSdd) * 180.0 / kPi;
+// The fan angle of a detector whose longer side reaches `long_side` from the
+// axis ray (degrees).
+double fan_deg(double long_side) { return 2.0 * std::atan(long_side / kSdd) * 180.0 / kPi; }
+
+// `c` as a short scan in the full scan's 1 degree steps, its views spanning
+// (n - 1) steps >= 180 + the fan of the longer side + 2, reconstructed: by
+// Parker's weights alone.
+void reconstruct_short_scan(fdk_config c, double long_side, Recon* rec) {
+  const double step = 360.0 / kFullViews;
+  const double need = 180.0 + fan_deg(long_side) + 2.0;
+  const int n = static_cast<int>(std::ceil(need / step)) + 1;
+  c.scan.num_views = n;
+  c.scan.arc_deg = n * step;
+  std::printf("[accuracy] short scan: fan %.2f deg, %d views over %.1f deg\n", fan_deg(long_side), n,
+              (n - 1) * step);
+  ASSERT_NO_FATAL_FAILURE(reconstruct(c, simulate(c), {}, false, rec));
+  ASSERT_FALSE(rec->volume.empty());
+  EXPECT_EQ(rec->plan.short_scan, 1);
+  EXPECT_EQ(rec->plan.offset_detector, 0);
 }
 
 // ---- tests --------------------------------------------------------------------
@@ -393,21 +409,8 @@ TEST(PhantomAccuracy, FullScan) {
 
 TEST(PhantomAccuracy, ShortScanWithParkerWeights) {
   SKIP_WITHOUT_BACKEND();
-  fdk_config c = base_config();
-  // Same 1 degree step; the views span (n - 1) steps >= 180 + fan + 2.
-  const double step = 360.0 / kFullViews;
-  const double need = 180.0 + full_fan_deg(c) + 2.0;
-  const int n = static_cast<int>(std::ceil(need / step)) + 1;
-  c.scan.num_views = n;
-  c.scan.arc_deg = n * step;
-  std::printf("[accuracy] short scan: fan %.2f deg, %d views over %.1f deg\n",
-              full_fan_deg(c), n, (n - 1) * step);
-  const std::vector<float> proj = simulate(c);
   Recon rec;
-  ASSERT_NO_FATAL_FAILURE(reconstruct(c, proj, {}, false, &rec));
-  ASSERT_FALSE(rec.volume.empty());
-  EXPECT_EQ(rec.plan.short_scan, 1);
-  EXPECT_EQ(rec.plan.offset_detector, 0);
+  ASSERT_NO_FATAL_FAILURE(reconstruct_short_scan(base_config(), 0.5 * kDet * kPixel, &rec));
   check_regions("short_scan", rec.volume, kTolerance, all_regions());
 }
 
@@ -421,18 +424,8 @@ TEST(PhantomAccuracy, ShortScanWithADisplacedDetectorTakesParkerWeightsAlone) {
   fdk_config c = base_config();
   const double shift = 8 * kPixel;
   c.detector.origin[0] += shift;
-  const double step = 360.0 / kFullViews;
-  const double long_side = 0.5 * kDet * kPixel + shift;
-  const double need = 180.0 + 2 * std::atan(long_side / kSdd) * 180 / kPi + 2.0;
-  const int n = static_cast<int>(std::ceil(need / step)) + 1;
-  c.scan.num_views = n;
-  c.scan.arc_deg = n * step;
-  const std::vector<float> proj = simulate(c);
   Recon rec;
-  ASSERT_NO_FATAL_FAILURE(reconstruct(c, proj, {}, false, &rec));
-  ASSERT_FALSE(rec.volume.empty());
-  EXPECT_EQ(rec.plan.short_scan, 1);
-  EXPECT_EQ(rec.plan.offset_detector, 0);
+  ASSERT_NO_FATAL_FAILURE(reconstruct_short_scan(c, 0.5 * kDet * kPixel + shift, &rec));
   std::printf("[accuracy] short scan, detector 8 pixels off: half-fan radii %.1f and %.1f\n",
               rec.plan.half_fan_inferior, rec.plan.half_fan_superior);
   EXPECT_GE(200 * std::abs(rec.plan.half_fan_inferior + rec.plan.half_fan_superior),

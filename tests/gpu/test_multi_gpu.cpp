@@ -167,6 +167,18 @@ TEST(MultiGpu, GroupsPackedEarlyOrAtEachLaunchGiveTheSameBits) {
   }
 }
 
+namespace {
+
+// Relative L2 of the two volumes to the CPU backend's of `scan`.
+std::pair<double, double> distances_to_cpu(const SmallScan& scan, const Outcome& a, const Outcome& b) {
+  fdk_config cpu = scan.config;
+  cpu.backend = FDK_BACKEND_CPU;
+  const Outcome reference = reconstruct(cpu, scan);
+  return {fdk_test::relative_l2(a.volume, reference.volume), fdk_test::relative_l2(b.volume, reference.volume)};
+}
+
+}  // namespace
+
 // A resident volume takes quads where they serve as many views as mirror
 // pairs (a square grid, a full scan): other bits than the pairs' path, as
 // close to the CPU backend, and on a grid that is not square (no quads)
@@ -185,11 +197,7 @@ TEST(MultiGpu, AResidentVolumeTakesQuadsWhereTheyServeAsManyViews) {
       return reconstruct(on_devices(scan.config, {0}, 0), scan);
     }();
     ASSERT_FALSE(quads.volume.empty());
-    fdk_config cpu = scan.config;
-    cpu.backend = FDK_BACKEND_CPU;
-    const Outcome reference = reconstruct(cpu, scan);
-    const double e_quads = fdk_test::relative_l2(quads.volume, reference.volume);
-    const double e_pairs = fdk_test::relative_l2(pairs.volume, reference.volume);
+    const auto [e_quads, e_pairs] = distances_to_cpu(scan, quads, pairs);
     EXPECT_EQ(same_bits(quads.volume, pairs.volume), !square) << (square ? "square" : "not square");
     EXPECT_LE(e_quads, 1e-3);
     EXPECT_LE(e_pairs, 1e-3);
@@ -220,11 +228,7 @@ TEST(MultiGpu, AStreamedVolumeTakesQuadsWhereTheyServeAsManyViews) {
       return reconstruct(config, scan);
     }();
     ASSERT_GT(quads.slabs, 2);
-    fdk_config cpu = scan.config;
-    cpu.backend = FDK_BACKEND_CPU;
-    const Outcome reference = reconstruct(cpu, scan);
-    const double e_quads = fdk_test::relative_l2(quads.volume, reference.volume);
-    const double e_pairs = fdk_test::relative_l2(pairs.volume, reference.volume);
+    const auto [e_quads, e_pairs] = distances_to_cpu(scan, quads, pairs);
     EXPECT_EQ(same_bits(quads.volume, pairs.volume), !square) << (square ? "square" : "not square");
     EXPECT_EQ(quads.stats.slabs_computed[0], quads.slabs - 1) << "the first slab comes from the scan";
     EXPECT_EQ(pairs.stats.slabs_computed[0], pairs.slabs - 1) << "pairs: the first slab comes from the scan";
