@@ -252,18 +252,16 @@ typedef struct fdk_config {
   int32_t short_scan;    /* fdk_switch: Parker weights; AUTO = when the views
                             cover less than a full turn */
   int32_t offset_detector; /* fdk_switch: half-fan weights (Wang's, as
-                            rtkfdk applies them), centred on the ray
-                            through the rotation axis. AUTO = rtkfdk's
-                            rule for a scan that covers a full turn: on
-                            when the rays through the detector's first and
-                            last pixel centres pass at distances from the
-                            axis (the smallest over the views) that differ
-                            by 10 % of their mean or more
-                            (fdk_plan_info.half_fan_*), and the ray through
-                            the axis meets the detector (forced ON without
-                            it: INVALID_ARGUMENT). A short scan (Parker
-                            weights) stays off on AUTO (since 0.9; rtkfdk
-                            applies both there); ON gives the product */
+                            rtkfdk's), centred on the axis ray. AUTO =
+                            rtkfdk's rule for a full turn: on when the rays
+                            through the detector's first and last pixel
+                            centres pass at distances from the axis (the
+                            smallest over the views) that differ by 10 %
+                            of their mean or more (fdk_plan_info.half_fan_*)
+                            and the axis ray meets the detector (forced ON
+                            without it: INVALID_ARGUMENT). A short scan
+                            stays off on AUTO (since 0.9; rtkfdk multiplies
+                            Parker's by them: ON) */
   double truncation_padding; /* extend each row on both sides by this
                             fraction of its width with edge values fading
                             to zero (cosine taper); 0 = off; within [0, 1] */
