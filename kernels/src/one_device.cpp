@@ -80,9 +80,9 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
   // against 6.013 s with pairs (kernels 3.763 against 5.833 s), (b) 0.721
   // against 0.801 s, and at 600 views/s (c) 5.560 against 6.256 s, (b)
   // 2.150 against 2.127 s (docs/DECISIONS.md, "A resident volume takes
-  // quads"). Streamed, c8 took 6.03 s against 6.87 s (float16: 5.89 against
-  // 7.34 s) with no slab backprojected during the scan, and 5.70 s with the
-  // early slab by quads ("Streamed slabs take quads too"). Pairs serve
+  // quads"). Streamed, c8 took 6.242 s against 6.928 s (float16: 5.885
+  // against 7.342 s) with no slab backprojected during the scan, and 5.699 s
+  // with the early slab by quads ("Streamed slabs take quads too"). Pairs serve
   // geometries with fewer quads (a grid that is not square, a short scan).
   // FaultPlan::resident_pairs and stream_pairs bring back the old rule
   // (which counted a view that is its own mirror twice) for the tests of

@@ -260,8 +260,8 @@ typedef struct fdk_config {
                             of their mean or more (fdk_plan_info.half_fan_*)
                             and the axis ray meets the detector (forced ON
                             without it: INVALID_ARGUMENT). A short scan
-                            stays off on AUTO (since 0.9; rtkfdk multiplies
-                            Parker's by them: ON) */
+                            stays off on AUTO (rtkfdk multiplies Parker's
+                            weights by them: ON) */
   double truncation_padding; /* extend each row on both sides by this
                             fraction of its width with edge values fading
                             to zero (cosine taper); 0 = off; within [0, 1] */
