@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <fdk/core/error.hpp>
+#include <fdk/core/float16_bits.hpp>
 #include <fdk/core/per_thread.hpp>
 
 // For ZSTD_c_literalCompressionMode, an experimental parameter (number and
@@ -47,6 +48,12 @@ namespace fdk {
 namespace {
 
 using band_codec::Coded;
+using float16_bits::band_exponent_of;
+using float16_bits::bits_float;
+using float16_bits::float_bits;
+using float16_bits::half_below_one;
+using float16_bits::half_to_float;
+using float16_bits::Pow2;
 using band_codec::header_bytes;
 using band_codec::sample_bytes;
 
@@ -65,59 +72,8 @@ constexpr int kLiteralsHuffman = 1;
 // frexp of the smallest float denormal gives -148, of FLT_MAX 128.
 constexpr int kMinExponent = -148;
 constexpr int kMaxExponent = 128;
-// Largest half below 1: rounding up to 1.0 could overflow the float range
-// when e = 128, and the clamp stays inside the documented bound.
-constexpr uint32_t kHalfBelowOne = 0x3BFF;
-
 [[noreturn]] void corrupt(const std::string& what) {
   fail(FDK_ERROR_INTERNAL, "projection store: corrupt band (" + what + ")");
-}
-
-uint32_t float_bits(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-float bits_float(uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-
-// A select by mask: a conditional expression after a float operation turns
-// into a branch (the compiler will not run both sides), which stops the
-// vectoriser.
-uint32_t select(bool c, uint32_t yes, uint32_t no) {
-  const uint32_t mask = 0u - static_cast<uint32_t>(c);
-  return (yes & mask) | (no & ~mask);
-}
-
-// binary32 -> binary16 bits for |y| < 1 (all the encoder feeds it), round to
-// nearest even, clamped below 1. Branch-free so the loop vectorises (after
-// F. Giesen's float_to_half_fast3_rtne): under the half normal range, adding
-// 0.5 gives the float's last mantissa bit the weight of the half subnormal
-// unit 2^-24, so the addition rounds; above it, an integer add rounds.
-// Bit-identical to a scalar conversion for every |y| < 1, with or without
-// flush-to-zero modes (checked exhaustively).
-uint32_t half_below_one(float y) {
-  const uint32_t b = float_bits(y);
-  const uint32_t a = b & 0x7FFFFFFFu;
-  const uint32_t subnormal = float_bits(bits_float(a) + 0.5f) - 0x3F000000u;
-  const uint32_t normal = (a + 0xC8000FFFu + ((a >> 13) & 1u)) >> 13;  // rebias 127 -> 15
-  const uint32_t h = select(a < 0x38800000u, subnormal, normal);
-  return ((b >> 16) & 0x8000u) | select(h > kHalfBelowOne, kHalfBelowOne, h);
-}
-
-// binary16 bits -> binary32, exact and branch-free: normal halves need the
-// exponent rebiased (255 for inf/NaN), subnormal ones are 2^-14 * (1 + m/1024)
-// minus 2^-14, both exact in float.
-float half_to_float(uint32_t h) {
-  const uint32_t em = (h & 0x7FFFu) << 13;
-  const uint32_t exponent = em & 0x0F800000u;
-  const uint32_t normal = em + select(exponent == 0x0F800000u, 0x70000000u, 0x38000000u);
-  const uint32_t subnormal = float_bits(bits_float(em + 0x38800000u) - bits_float(0x38800000u));
-  return bits_float(((h & 0x8000u) << 16) | select(exponent == 0, subnormal, normal));
 }
 
 struct CctxFree {
@@ -255,15 +211,6 @@ void shuffle32(const float* in, size_t n, uint8_t* out) {
   }
 }
 
-// frexp's exponent of a non-negative finite float, from its bits: no float
-// arithmetic, so no flush-to-zero mode can turn a denormal into 0.
-int frexp_exponent(uint32_t abs_bits) {
-  if (abs_bits >= 0x00800000u) return static_cast<int>(abs_bits >> 23) - 126;
-  int e = -149;
-  for (; abs_bits != 0; abs_bits >>= 1) ++e;
-  return e;
-}
-
 // The largest |x| as float bits. Found on the bits (ordered like the
 // magnitudes), which vectorises; inf and NaN come out above every finite.
 uint32_t max_abs_bits(const float* in, size_t n) {
@@ -277,21 +224,8 @@ uint32_t max_abs_bits(const float* in, size_t n) {
 int band_exponent(uint32_t max_bits) {
   if (max_bits >= 0x7F800000u)
     fail(FDK_ERROR_INVALID_ARGUMENT, "projection store: float16 needs finite values");
-  return max_bits == 0 ? 0 : frexp_exponent(max_bits);
+  return band_exponent_of(max_bits);
 }
-
-// Multiplies by 2^e in two float steps, 2^(e/2) then the rest, each a normal
-// float for every e the store meets (|e| <= 148): the first product is exact,
-// the second rounds once, as a double product cast to float would, and
-// float arithmetic lets the loops vectorise. (For the encoder the first step
-// can underflow only where the result is far below the half range, which
-// makes it 0 all the same.)
-struct Pow2 {
-  float first, second;
-  explicit Pow2(int e)
-      : first(std::ldexp(1.0f, e / 2)), second(std::ldexp(1.0f, e - e / 2)) {}
-  float times(float x) const { return x * first * second; }
-};
 
 void shuffle16(const float* in, size_t n, int e, uint8_t* out) {
   const Pow2 inv_scale(-e);

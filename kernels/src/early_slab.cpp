@@ -16,6 +16,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fdk/core/projection_store.hpp"
 #include "one_device.hpp"
 
 namespace fdk::cuda {
@@ -210,6 +211,10 @@ bool OneDevice::finish_early(const ScanModel& model) {
   for (unsigned char a : model.arrived)
     if (!a) return false;
   if (model.view_weights != nominal_weights_) return false;
+  // A view the store kept at float16 to fit its budget
+  // (FDK_STORE_REDUCE_PRECISION) came here as filtered, so the slab from
+  // the store would have other bits.
+  if (model.store && model.store->views_reduced() > 0) return false;
   // The groups deferred during the scan: a GPU failing to launch them
   // leaves the slab to the store, as one failing during the scan does.
   try {

@@ -10,5 +10,7 @@ constexpr int kBlockX = 32, kBlockZ = 4;  // backprojection: threads along x and
 // 2048^2 views serialised the kernel: 60 us per pair).
 constexpr int kMaxRowsPerBlock = 32;
 constexpr int kMaxBlockThreads = 128;
+// fdk_round_store_bands: one block per band of the store (a multiple of 32).
+constexpr int kRoundBandThreads = 256;
 
 }  // namespace fdk::cuda

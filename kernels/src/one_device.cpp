@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fdk/core/projection_store.hpp"
 #include "one_device.hpp"
 
 namespace fdk::cuda {
@@ -191,10 +192,13 @@ OneDevice::OneDevice(const ScanModel& model, const Settings& settings, const Dev
     // as a streamed slab (so the same bits), with the windows cut from each
     // view as it is filtered (here or on the device that filters for the
     // store) and held in the second slab buffer until its orbit completes
-    // (a quad in the scan's last quarter). float32 only: the store's
-    // float16 rounding is not the GPU's.
-    early_ = role.early_slab >= 0 && settings.config.precision == FDK_PRECISION_FLOAT32 &&
-             !orbits_.empty() &&
+    // (a quad in the scan's last quarter). A float16 store's views are
+    // rounded here as the store rounds them, whether or not this GPU has an
+    // early slab, so that the store's values (and each view's maximum, a
+    // slab's packing scale) do not depend on the number of GPUs.
+    const bool float16 = settings.config.precision == FDK_PRECISION_FLOAT16;
+    if (float16 && model.store) filter_.round_like_store(model.store->band_rows());
+    early_ = role.early_slab >= 0 && (!float16 || model.store) && !orbits_.empty() &&
              std::find(orbit_of_view_.begin(), orbit_of_view_.end(), -1) == orbit_of_view_.end();
     if (early_) {
       nominal_weights_ = angular_weights(model.views, std::vector<unsigned char>(model.views.size(), 1),

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpu_skip.hpp"
@@ -22,6 +23,7 @@ namespace {
 struct Result {
   std::vector<float> volume;
   fdk_plan_info plan{};
+  int slabs_after_scan = 0;  // computed by the first GPU once the scan was in
 };
 
 Result run(const fdk_config& config, const SmallScan& scan, const std::vector<char>& skip = {}) {
@@ -37,6 +39,9 @@ Result run(const fdk_config& config, const SmallScan& scan, const std::vector<ch
   EXPECT_EQ(fdk_test::read_volume(ctx, r.volume), FDK_OK) << fdk_last_error(ctx);
   r.plan.struct_size = sizeof(r.plan);
   EXPECT_EQ(fdk_get_plan_info(ctx, &r.plan), FDK_OK);
+  fdk_device_stats stats{};
+  stats.struct_size = sizeof(stats);
+  if (fdk_get_device_stats(ctx, &stats) == FDK_OK && stats.num_devices > 0) r.slabs_after_scan = stats.slabs_computed[0];
   fdk_destroy(ctx);
   return r;
 }
@@ -254,17 +259,21 @@ TEST(CudaBackend, StreamedSlabsReadInAnyOrderAreTheSame) {
 }
 
 // A streamed volume's first slab is backprojected during the scan when
-// every view belongs to an orbit (float32): the same bits as the slab
-// computed from the store (read here last, after the other slabs took its
-// buffer), and a scan with a view missing falls back to the store. By
-// quads (24 views) and by mirror pairs (26 views: no quads).
+// every view belongs to an orbit: the same bits as the slab computed from
+// the store (read here last, after the other slabs took its buffer), and a
+// scan with a view missing falls back to the store. By quads (24 views)
+// and by mirror pairs (26 views: no quads); with a float32 store and with a
+// float16 one, whose rounding the GPU applies to each view as the store does.
 TEST(CudaBackend, EarlySlabDuringTheScanIsBitIdenticalToAStreamedOne) {
   SKIP_WITHOUT_GPU();
-  for (const int views : {24, 26}) {
+  for (const auto& [views, precision] : {std::pair{24, FDK_PRECISION_FLOAT32}, std::pair{26, FDK_PRECISION_FLOAT32},
+                                         std::pair{24, FDK_PRECISION_FLOAT16}, std::pair{26, FDK_PRECISION_FLOAT16}}) {
     SmallScan scan(128, views, 64);  // a thin volume's windows fit one slab buffer
+    scan.config.precision = precision;
     stream_on_gpu(scan, 6u << 20);
     const Result in_order = run(scan.config, scan);
     ASSERT_GT(in_order.plan.num_slabs, 2);
+    EXPECT_EQ(in_order.slabs_after_scan, in_order.plan.num_slabs - 1) << "the first slab comes from the scan";
     fdk_context* ctx = finished_context(scan);
     ASSERT_NE(ctx, nullptr);
     expect_slabs_match(ctx, last_to_first(in_order.plan.num_slabs), in_order.volume, 128 * 128);
@@ -273,14 +282,72 @@ TEST(CudaBackend, EarlySlabDuringTheScanIsBitIdenticalToAStreamedOne) {
     std::vector<char> skip(static_cast<size_t>(scan.views()), 0);
     skip[5] = 1;
     const double err_missing = compare(scan.config, scan, nullptr, skip);
-    std::printf("[gpu] early first slab (%d views, %d slabs): relative L2 to CPU %.3g, one view missing %.3g\n",
-                views, in_order.plan.num_slabs, err, err_missing);
+    std::printf("[gpu] early first slab (%d views, %s, %d slabs): relative L2 to CPU %.3g, one view missing %.3g\n",
+                views, precision == FDK_PRECISION_FLOAT16 ? "float16" : "float32", in_order.plan.num_slabs, err,
+                err_missing);
     // A few views of a 128^3 volume: the texture unit's 8-bit interpolation
     // weights cost more than with many views (H200, 24 views by pairs:
     // 1.55e-3 with the early slab and 1.59e-3 without it, one view missing).
     EXPECT_LE(err, 2.5e-3);
     EXPECT_LE(err_missing, 2.5e-3);
   }
+}
+
+// The default store policy keeps views at float16 once the host budget
+// runs short. The early slab saw those views as filtered, so it gives way
+// to the store: a slab has the same bits whichever way it is computed.
+TEST(CudaBackend, EarlySlabGivesWayWhenTheStoreReducesViews) {
+  SKIP_WITHOUT_GPU();
+  SmallScan scan(128, 24, 64);
+  stream_on_gpu(scan, 6u << 20);
+  scan.config.slab_thickness = 16;  // the first slab holds part of the phantom
+  // The smallest host budget fdk_create accepts (to 64 KiB), by bisection.
+  uint64_t low = 0, high = uint64_t{1} << 30;
+  while (high - low > (64u << 10)) {
+    const uint64_t mid = (low + high) / 2;
+    fdk_config c = scan.config;
+    c.host_memory_budget = mid;
+    fdk_context* ctx = nullptr;
+    const bool ok = fdk_create(&c, &ctx) == FDK_OK;
+    fdk_destroy(ctx);
+    (ok ? high : low) = mid;
+  }
+  const uint64_t raw = static_cast<uint64_t>(scan.views()) * 64 * 64 * 4;  // the views at float32
+  bool reduced_some = false;
+  for (const uint64_t percent : {70u, 55u, 45u, 35u, 28u}) {
+    scan.config.host_memory_budget = high + raw * percent / 100;
+    fdk_context* ctx = nullptr;
+    ASSERT_EQ(fdk_create(&scan.config, &ctx), FDK_OK) << fdk_last_create_error();
+    int pushed = 0;
+    while (pushed < scan.views() &&
+           fdk_push_projection(ctx, pushed, scan.pixels(pushed), scan.pitch(), nullptr) == FDK_OK)
+      ++pushed;
+    fdk_store_info store{};
+    store.struct_size = sizeof(store);
+    if (pushed < scan.views() || fdk_finish(ctx) != FDK_OK || fdk_get_store_info(ctx, &store) != FDK_OK ||
+        store.views_reduced == 0) {
+      fdk_destroy(ctx);
+      continue;
+    }
+    reduced_some = true;
+    std::vector<float> in_order;
+    ASSERT_EQ(fdk_test::read_volume(ctx, in_order), FDK_OK) << fdk_last_error(ctx);
+    fdk_device_stats stats{};
+    stats.struct_size = sizeof(stats);
+    ASSERT_EQ(fdk_get_device_stats(ctx, &stats), FDK_OK);
+    int32_t slabs = 0;
+    ASSERT_EQ(fdk_slab_count(ctx, &slabs), FDK_OK);
+    ASSERT_GT(slabs, 2);
+    expect_slabs_match(ctx, last_to_first(slabs), in_order, 128 * 128);
+    std::printf("[gpu] %d of %d views stored at float16 (host budget %llu%% of the views over the least): %d of %d "
+                "slabs after the scan\n",
+                store.views_reduced, scan.views(), static_cast<unsigned long long>(percent),
+                stats.slabs_computed[0], slabs);
+    EXPECT_EQ(stats.slabs_computed[0], slabs) << "no slab from the scan";
+    fdk_destroy(ctx);
+    break;
+  }
+  EXPECT_TRUE(reduced_some) << "no budget made the store reduce views";
 }
 
 TEST(CudaBackend, MissingViewsAreReweightedOnTheGpuToo) {
@@ -411,14 +478,13 @@ TEST(CudaBackend, BackprojectionProgressMovesResidentAndStreamed) {
     const int64_t total = int64_t{120} * 64;
     EXPECT_EQ(gpu_progress(ctx).backprojection_total, total);
     std::atomic<bool> running{true};
-    bool monotone = true, bounded = true;
+    bool monotone = true;
     std::vector<int64_t> seen;
     std::thread poller([&] {
       int64_t last = 0;
       while (running.load()) {
         const fdk_progress q = gpu_progress(ctx);
         monotone &= q.backprojection_done >= last;
-        bounded &= q.backprojection_done <= q.backprojection_total;
         last = q.backprojection_done;
         if (seen.empty() || seen.back() != last) seen.push_back(last);
       }
@@ -438,9 +504,10 @@ TEST(CudaBackend, BackprojectionProgressMovesResidentAndStreamed) {
     std::printf("[gpu] budget %llu: %d slab(s), backprojection %lld of %lld after fdk_finish, %zu values seen\n",
                 static_cast<unsigned long long>(budget), plan.num_slabs, static_cast<long long>(after_finish),
                 static_cast<long long>(total), seen.size());
-    EXPECT_LE(after_finish, total);
+    // No bound on `done` here: the meter caps each slab's credit at its
+    // share of the total (BackprojectionMeter's unit tests), so a bound
+    // could not fail.
     EXPECT_TRUE(monotone);
-    EXPECT_TRUE(bounded);
     int intermediate = 0;
     for (int64_t v : seen) intermediate += v > 0 && v < total ? 1 : 0;
     // Resident, the GPU may run all of this small volume between two polls.

@@ -355,7 +355,7 @@ TEST(MultiGpu, StreamedVolumeIsTheSameBitsOnEveryNumberOfGpus) {
 }
 
 // Streaming: every GPU backprojects one of the first slabs during the
-// scan (every view in an orbit, float32), from windows the GPU that
+// scan (every view in an orbit; a float16 store too), from windows the GPU that
 // filtered each view sends it (every GPU filters: a lane of views each),
 // so that none waits for the views idle: after the scan the
 // workers compute only the slabs left (slabs_computed counts those), and
@@ -366,8 +366,10 @@ TEST(MultiGpu, EveryGpuComputesASlabDuringTheScan) {
   SKIP_WITHOUT_GPU();
   // 24 views: quads; 26: mirror pairs, no quads. A thin volume's windows
   // fit one slab buffer.
-  for (const int views : {24, 26}) {
-    const SmallScan scan(128, views, 64);
+  for (const auto& [views, precision] : {std::pair{24, FDK_PRECISION_FLOAT32}, std::pair{26, FDK_PRECISION_FLOAT32},
+                                         std::pair{24, FDK_PRECISION_FLOAT16}}) {
+    SmallScan scan(128, views, 64);
+    scan.config.precision = precision;
     const uint64_t budget = 6u << 20;
     const Outcome one = reconstruct(on_devices(scan.config, {0}, budget), scan);
     ASSERT_GT(one.slabs, 2);
@@ -380,8 +382,9 @@ TEST(MultiGpu, EveryGpuComputesASlabDuringTheScan) {
       for (int i = 0; i < many.stats.num_devices; ++i) computed += many.stats.slabs_computed[i];
       EXPECT_EQ(computed, many.slabs - workers) << describe(set) << ": slabs computed during the scan";
       EXPECT_TRUE(same_bits(one.volume, many.volume)) << describe(set);
-      std::printf("[gpu] early slabs (%d views) on %s: %d slabs, %d after the scan; same bits as on one GPU: %s\n",
-                  views, describe(set).c_str(), many.slabs, computed, same_bits(one.volume, many.volume) ? "yes" : "NO");
+      std::printf("[gpu] early slabs (%d views, float%d) on %s: %d slabs, %d after the scan; same bits as on one "
+                  "GPU: %s\n",
+                  views, precision == FDK_PRECISION_FLOAT16 ? 16 : 32, describe(set).c_str(), many.slabs, computed, same_bits(one.volume, many.volume) ? "yes" : "NO");
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fdk/core/error.hpp>
+#include <fdk/core/float16_bits.hpp>
 #include <fdk/core/projection_store.hpp>
 #include <fdk/core/ramp_filter.hpp>
 #include <fdk/core/thread_pool.hpp>
@@ -400,6 +401,54 @@ TEST(ProjectionStore, Float16EveryBandCodingIsWithinBound) {
       store.commit(v, std::move(c));
       expect_float16_bound(image, read_all(store, v), width, band_rows);
     }
+  }
+}
+
+// The GPU rounds a filtered view itself before a float16 store keeps it
+// (fdk_round_store_bands, from float16_bits.hpp), so that a slab
+// backprojected from views on the GPU has the bits of one from the store:
+// the shared rounding must give the bits the store reads back, band by
+// band, and a view so rounded must be stored unchanged, with the same
+// largest magnitude (a slab's packing scale). Over every coding path, the
+// edges of the float range and a last band shorter than the others.
+TEST(ProjectionStore, Float16StoresTheSharedRoundingsBits) {
+  namespace bits = fdk::float16_bits;
+  const int width = 37, band_rows = 16, height = 5 * band_rows + 3;
+  std::vector<std::vector<float>> images;
+  for (unsigned seed : {0u, 1u, 2u}) images.push_back(mixed_image(width, height, band_rows, seed));
+  images.push_back(incompressible_image(width, height, true, 5u));
+  auto edges = random_image(width, height, 1.0f, 9u);
+  for (int i = 0; i < width; ++i) {
+    edges[static_cast<size_t>(i)] = std::numeric_limits<float>::max() * (i % 2 ? -0.75f : 1.0f);
+    edges[static_cast<size_t>(band_rows) * width + i] = std::numeric_limits<float>::denorm_min() * i;
+    edges[static_cast<size_t>(2 * band_rows) * width + i] = i == 3 ? 1.0f : 1e-38f * i;
+  }
+  images.push_back(edges);
+  ProjectionStore store(width, height, 2 * static_cast<int>(images.size()), FDK_PRECISION_FLOAT16, band_rows);
+  int view = 0;
+  for (auto& image : images) {
+    for (auto& x : image)  // float16 takes finite values only
+      if (!std::isfinite(x)) x = 1.0f;
+    std::vector<float> rounded = image;
+    for (int row0 = 0; row0 < height; row0 += band_rows) {
+      float* band = rounded.data() + static_cast<size_t>(row0) * width;
+      const size_t n = static_cast<size_t>(std::min(band_rows, height - row0)) * width;
+      uint32_t max_bits = 0;
+      for (size_t i = 0; i < n; ++i) max_bits = std::max(max_bits, bits::float_bits(band[i]) & 0x7FFFFFFFu);
+      const int e = bits::band_exponent_of(max_bits);
+      const bits::Pow2 down(-e), up(e);
+      for (size_t i = 0; i < n; ++i) band[i] = bits::stored_value(band[i], down, up);
+    }
+    store.commit(view, store.compress(image.data()));
+    store.commit(view + 1, store.compress(rounded.data()));
+    const auto read = read_all(store, view), read_rounded = read_all(store, view + 1);
+    EXPECT_EQ(std::memcmp(read.data(), rounded.data(), read.size() * sizeof(float)), 0) << "image " << view / 2;
+    EXPECT_EQ(std::memcmp(read_rounded.data(), rounded.data(), read.size() * sizeof(float)), 0)
+        << "image " << view / 2 << " rounded twice";
+    const float peak = *std::max_element(rounded.begin(), rounded.end(),
+                                         [](float a, float b) { return std::fabs(a) < std::fabs(b); });
+    EXPECT_EQ(store.max_abs(view + 1), std::fabs(peak)) << "image " << view / 2;
+    view += 2;
   }
 }
 

@@ -4,3 +4,4 @@
 #include "filter_kernels.cu"
 #include "preview.cu"
 #include "probe.cu"
+#include "store_rounding.cu"

@@ -18,7 +18,7 @@ namespace fdk::cuda {
   X(bp_pairs2_aligned) X(bp_pairs2)                           \
   X(bp_plane_pairs) X(pack_max4) X(pack_max1) X(pack_pairs_max) X(pack_half)        \
   X(pack_pairs_flip) X(pack_pairs) X(repeat_last_row)          \
-  X(filter_rows) X(filter_columns) X(preview_views) X(code_probe)
+  X(filter_rows) X(filter_columns) X(round_store_bands) X(preview_views) X(code_probe)
 
 // A kernel of the fatbin; its entry point is named "fdk_" + the enumerator.
 enum class Kernel : int {

@@ -8,6 +8,7 @@
 #include "fdk/core/vertical_window.hpp"
 #include "fdk/core/weights.hpp"
 #include "filter_params.hpp"
+#include "kernel_shapes.hpp"
 
 namespace fdk::cuda {
 namespace {
@@ -154,6 +155,12 @@ void GpuFilter::issue(const ScanModel& model, const ViewGeometry& g, const float
     set_plan(c, columns_plan_);
     launch(Kernel::filter_columns, Dim3{columns_.blocks}, Dim3{static_cast<unsigned>(columns_.launch.threads)},
            columns_.launch.shared_bytes, stream_, "filter_columns", c);
+  }
+  if (store_band_rows_ > 0) {
+    const unsigned bands = static_cast<unsigned>((rows + store_band_rows_ - 1) / store_band_rows_);
+    launch(Kernel::round_store_bands, Dim3{bands}, Dim3{static_cast<unsigned>(kRoundBandThreads)}, 0, stream_,
+           "round_store_bands", device_out, uint64_t{device_pitch}, int32_t{width}, int32_t{rows},
+           int32_t{store_band_rows_});
   }
   if (host_out)
     copy_2d_async(host_out, width * sizeof(float), device_out, device_pitch * sizeof(float), width * sizeof(float),

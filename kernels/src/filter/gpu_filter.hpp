@@ -36,6 +36,12 @@ class GpuFilter {
   // result): done() then marks its end too.
   CUstream stream() const { return stream_; }
   void mark_done() { done_.record(stream_); }
+  // From now on each filtered view is rounded in place as a float16 store
+  // of bands of `band_rows` rows keeps it, before it leaves the GPU (0:
+  // left as filtered). The store then keeps the same values, and work that
+  // reads the view on the GPU (the early slabs) gets a slab's bits from
+  // the store.
+  void round_like_store(int band_rows) { store_band_rows_ = band_rows; }
 
  private:
   // One transform's constants on the device and how it is launched.
@@ -54,6 +60,7 @@ class GpuFilter {
   Stream upload_stream_{+1};
   Event uploaded_, consumed_, done_;
   int n_ = 0, pad_ = 0;
+  int store_band_rows_ = 0;
   FftPlan rows_plan_;
   Transform rows_;
   DeviceBuffer<float> raw_, column_weight_, column_u2_;
