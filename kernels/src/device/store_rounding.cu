@@ -1,6 +1,6 @@
 // A filtered view rounded in place as the projection store's float16 coder
-// rounds it (fdk/core/float16_bits.hpp): the GPUs' early slabs then
-// backprojected the values a slab read from the store gets. Device code
+// rounds it (fdk/core/float16_bits.hpp), so that the GPUs' early slabs
+// backproject the values a slab read from the store gets. Device code
 // only: #included into the one unity .cu (all_kernels.cu).
 #include <cstdint>
 

@@ -5,8 +5,9 @@
 // before it leaves the device (fdk_round_store_bands), so that a slab
 // backprojected from views on the GPU has the bits of one read from the
 // store. Integer operations and single float multiplications and additions
-// only: the same bits on any IEEE machine, with or without flush-to-zero
-// modes (the conversions are branch-free and were checked exhaustively).
+// only, so the same bits on any IEEE machine. The conversions give them with
+// or without flush-to-zero modes (checked exhaustively); the powers of two
+// need denormals kept, as nvcc keeps them without --use_fast_math.
 #pragma once
 
 #include <cstdint>
