@@ -141,9 +141,8 @@ bool OneDevice::start_early(const ScanModel& model) {
   synchronize(bp_stream_.get(), "cuStreamSynchronize (early slab)");
   compute_mask(model, true);
   early_windows_.clear();
-  const int width = pairs_ ? 2 : 4;
   for (const auto& orbit : orbits_)
-    early_windows_.push_back(item_window(model, orbit, width, range[0], planes, rows));
+    early_windows_.push_back(item_window(model, orbit, orbit_width(), range[0], planes, rows));
   return true;
 }
 
@@ -176,12 +175,8 @@ void OneDevice::launch_early_groups(const ScanModel& model, WhenBusy busy) {
     };
     const auto* maxima = reinterpret_cast<const float*>(early_max_.get());
     const SlabGeometry g = slab_geometry(model, range[0], range[1] - range[0]);
-    if (pairs_)
-      launch_window_pairs(model, set, static_cast<int>(last - first), view_at, src_of, maxima, window,
-                          nominal_weights_, g, slab_buffers_[0].get());
-    else
-      launch_window_quads(model, set, static_cast<int>(last - first), view_at, src_of, maxima, window,
-                          nominal_weights_, g, slab_buffers_[0].get());
+    launch_window_orbits(model, set, static_cast<int>(last - first), view_at, src_of, maxima, window,
+                         nominal_weights_, g, slab_buffers_[0].get());
     set.done.record(bp_stream_.get());
     set.used = true;
     ++early_next_;

@@ -194,8 +194,6 @@ class OneDevice final : public DeviceBackend {
     BatchSet set;
     PairBatch batch{};
   };
-  enum class ItemKind { Pairs, Quads, Singles };
-
   int window_rows(int planes) const {
     return std::min(rows_, static_cast<int>(std::ceil(rows_per_plane_ * planes)) + 8);
   }
@@ -286,7 +284,7 @@ class OneDevice final : public DeviceBackend {
   void compute_slab(const ScanModel& model, int y0, int y1, int buffer);
   void upload_store_maxima(const ScanModel& model);
   void run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
-                        size_t last, ItemKind kind, int y0, int planes, int rows, float* slab);
+                        size_t last, bool orbits, int y0, int planes, int rows, float* slab);
 
   // early_slab.cpp
   void share_early_view(const ScanModel& model, int view, const std::vector<DeviceBackend*>& to) override;
@@ -317,6 +315,18 @@ class OneDevice final : public DeviceBackend {
   void launch_window_quads(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
                            const float* view_max, const std::vector<std::array<int, 2>>& window,
                            const std::vector<double>& weights, const SlabGeometry& g, float* slab);
+  // The volume's orbits, pairs or quads (pairs_), as the streamed slabs
+  // and the early slab launch them; orbit_width() views each.
+  template <class ViewAt, class SrcOf>
+  void launch_window_orbits(const ScanModel& model, BatchSet& set, int count, ViewAt view_at, SrcOf src_of,
+                            const float* view_max, const std::vector<std::array<int, 2>>& window,
+                            const std::vector<double>& weights, const SlabGeometry& g, float* slab) {
+    if (pairs_)
+      launch_window_pairs(model, set, count, view_at, src_of, view_max, window, weights, g, slab);
+    else
+      launch_window_quads(model, set, count, view_at, src_of, view_max, window, weights, g, slab);
+  }
+  int orbit_width() const { return pairs_ ? 2 : 4; }
 
   int device_;
   DeviceRole role_;

@@ -111,7 +111,6 @@ void OneDevice::compute_slab(const ScanModel& model, int y0, int y1, int buffer)
     for (size_t c = 0; c < 4 && s + c < singles.size(); ++c) group[c] = singles[s + c];
     items.push_back(group);
   }
-  const ItemKind orbit_kind = pairs_ ? ItemKind::Pairs : ItemKind::Quads;
   size_t first = 0;
   while (first < items.size()) {
     throw_if_cancelled(model);
@@ -120,7 +119,7 @@ void OneDevice::compute_slab(const ScanModel& model, int y0, int y1, int buffer)
     const size_t per_launch = static_cast<size_t>(orbit ? group_size_ : std::min(kMaxBatchViews, window_slots_) / 4);
     size_t last = std::min(items.size(), first + per_launch);
     if (orbit && last > orbit_items) last = orbit_items;
-    run_stream_batch(model, items, first, last, orbit ? orbit_kind : ItemKind::Singles, y0, planes, rows,
+    run_stream_batch(model, items, first, last, orbit, y0, planes, rows,
                      slab.get());
     first = last;
   }
@@ -138,10 +137,10 @@ void OneDevice::upload_store_maxima(const ScanModel& model) {
 }
 
 void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::array<int, 4>>& items, size_t first,
-                                 size_t last, ItemKind kind, int y0, int planes, int rows, float* slab) {
+                                 size_t last, bool orbits, int y0, int planes, int rows, float* slab) {
   BatchSet& set = next_set();
   const int count = static_cast<int>(last - first);
-  const int width = kind == ItemKind::Pairs ? 2 : 4;  // windows per item
+  const int width = orbits ? orbit_width() : 4;  // windows per item (singles: four a group)
   auto view_at = [&](int s, int c) { return items[first + static_cast<size_t>(s)][static_cast<size_t>(c)]; };
   std::vector<std::array<int, 2>> window(static_cast<size_t>(count));
   for (int s = 0; s < count; ++s)
@@ -171,12 +170,9 @@ void OneDevice::run_stream_batch(const ScanModel& model, const std::vector<std::
   }
   const SlabGeometry g = slab_geometry(model, y0, planes);
   auto window_of = [&](int s, int c) { return set.windows.get() + window_stride_ * (width * s + c); };
-  if (kind == ItemKind::Pairs) {
-    launch_window_pairs(model, set, count, view_at, window_of, store_max_.get(), window, model.view_weights, g,
-                        slab);
-  } else if (kind == ItemKind::Quads) {
-    launch_window_quads(model, set, count, view_at, window_of, store_max_.get(), window, model.view_weights, g,
-                        slab);
+  if (orbits) {
+    launch_window_orbits(model, set, count, view_at, window_of, store_max_.get(), window, model.view_weights, g,
+                         slab);
   } else {
     GenericBatch batch{};
     batch.g = g;
