@@ -85,6 +85,11 @@ Scanner:
                        density * mu (the brain, 1.02, as 0.0204 /mm)
   --i0 COUNTS (20000)  --dark-level COUNTS (100)  --gain-spread F (0.1)
   --no-noise  --seed N (1)  --threads N
+  --detector-offset PX (0)  --detector-tilt DEG (0)   a misaligned scanner: the
+                       real detector sits PX pixels off along u and is turned
+                       by DEG in its plane; the frames show it, the geometry
+                       files say neither (a wrong centre of rotation for
+                       fdk-convert --estimate-geometry or --apply-estimate)
 Folder mode:
   --dark-frames N (4)  --flat-frames N (8)  --sample-type uint16|float32
   --multipage          one multi-page file per folder instead of one per frame
@@ -183,6 +188,12 @@ Options parse(int argc, char** argv) {
     } else if (a == "--gain-spread") {
       o.model.gain_spread = number(a, next());
       if (o.model.gain_spread < 0 || o.model.gain_spread >= 1) usage_error("--gain-spread in [0, 1)");
+    } else if (a == "--detector-offset") {
+      o.model.detector_offset_px = number(a, next());
+      if (std::fabs(o.model.detector_offset_px) > 1e4) usage_error("--detector-offset beyond 10000 pixels");
+    } else if (a == "--detector-tilt") {
+      o.model.detector_tilt_deg = number(a, next());
+      if (std::fabs(o.model.detector_tilt_deg) >= 45) usage_error("--detector-tilt within (-45, 45) degrees");
     } else if (a == "--no-noise") {
       o.model.noise = false;
     } else if (a == "--seed") {
@@ -366,6 +377,11 @@ int run_folder(const Options& o) {
               o.line_integrals ? "line integrals" : o.float_samples ? "float32 raw" : "uint16 raw",
               scanner.phantom_scale(), o.model.mu, scanner.brain_density() * o.model.mu,
               o.output.c_str(), s);
+  if (o.model.detector_offset_px != 0 || o.model.detector_tilt_deg != 0) {
+    std::printf("fdk-scan-sim: the real detector sits %.4g pixels off along u and is turned by %.4g deg; "
+                "geometry.xml and scan.ini say neither\n",
+                o.model.detector_offset_px, o.model.detector_tilt_deg);
+  }
   return 0;
 }
 #endif

@@ -32,6 +32,12 @@ struct ScannerModel {
   double read_noise = 2;        // counts (Gaussian), on every frame
   bool noise = true;
   uint64_t seed = 1;
+  // A misaligned scanner: the real detector sits this many pixels off along u
+  // and is turned by this angle in its own plane, while the geometry written
+  // for it (view()) says neither, as a scanner whose calibration has drifted.
+  // The frames show the real detector; fdk-convert --apply-estimate finds it.
+  double detector_offset_px = 0;
+  double detector_tilt_deg = 0;
 };
 
 // A small, portable generator (SplitMix64) and Box-Muller normals, so the
@@ -114,11 +120,21 @@ class Scanner {
   // The brain's density (skull + brain ellipsoids): 1.02, or 0.2 modified.
   double brain_density() const { return phantom_[0].density + phantom_[1].density; }
   const std::vector<fdk::phantom::Ellipsoid>& phantom() const { return phantom_; }
+  // The nominal geometry of view i: what the scanner's geometry file says.
   fdk_view view(int i) const { return fdk::phantom::view_of(config_, i); }
+  // Where view i really was: the nominal view with the detector's offset and
+  // tilt (ScannerModel).
+  fdk_view true_view(int i) const {
+    fdk_view v = view(i);
+    v.projection_offset_x += m_.detector_offset_px * m_.pixel;
+    v.in_plane_angle_deg += m_.detector_tilt_deg;
+    return v;
+  }
 
-  // Exact line integrals of view i (rows x columns), in 1/mm * mm.
+  // Exact line integrals of view i (rows x columns) as the real detector saw
+  // them, in 1/mm * mm.
   void line_integrals(int i, float* out) const {
-    fdk::phantom::project(phantom_, config_, i, out);
+    fdk::phantom::project_view(phantom_, true_view(i), config_.detector, out);
     const size_t n = static_cast<size_t>(m_.columns) * m_.rows;
     for (size_t k = 0; k < n; ++k) out[k] = static_cast<float>(out[k] * m_.mu);
   }
