@@ -4,6 +4,7 @@
 #include "gaussian_taps.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <cmath>
 #include <cstring>
@@ -222,21 +223,37 @@ RowPlan plan_rows(const std::vector<fdk_view>& views, const fdk_detector& detect
 }
 
 std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes,
-                                          std::shared_ptr<uint16_t> slot) {
+                                          std::shared_ptr<uint16_t> slot, ThreadPool* pool) {
   // Read from the caller's view twice (range, then codes), never copied
-  // whole: this runs in the push, on the caller's thread.
+  // whole: this runs in the push, on the caller's thread, with `pool`'s
+  // threads when given. On one thread (b)'s 300 kept views of 141 rows of
+  // 1024 took 0.12 s of a 0.14 s push on the H200 host (2026-11-29).
   const size_t nu = static_cast<size_t>(columns);
-  const auto row_of = [&](const Band& b, int r) {
-    return reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) +
-                                          static_cast<size_t>(b.first_row + r) * pitch_bytes);
+  std::vector<const float*> source(static_cast<size_t>(plan.rows));
+  for (const Band& b : plan.bands)
+    for (int r = 0; r < b.count; ++r)
+      source[static_cast<size_t>(b.offset + r)] = reinterpret_cast<const float*>(
+          reinterpret_cast<const char*>(pixels) + static_cast<size_t>(b.first_row + r) * pitch_bytes);
+  // Chunks of rows, the same whatever the pool: the codes do not depend on
+  // how the rows were shared out.
+  const int rows = plan.rows;
+  const int chunks = pool && pool->size() > 1 ? std::min(rows, 4 * pool->size()) : 1;
+  const auto run = [&](const std::function<void(int)>& fn) {
+    if (chunks > 1) {
+      pool->parallel_for(chunks, [&](int k, int) { fn(k); });
+    } else {
+      fn(0);
+    }
   };
   // The range in eight lanes, whose compare chains overlap, and the codes
   // through int32, which vectorises: 4.7 ns a pixel with one chain, 1.1 ns
   // so (development machine, (a)'s and (b)'s bands).
-  float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
-  for (const Band& b : plan.bands)
-    for (int r = 0; r < b.count; ++r) {
-      const float* row = row_of(b, r);
+  std::vector<float> lows(static_cast<size_t>(chunks), std::numeric_limits<float>::max());
+  std::vector<float> highs(static_cast<size_t>(chunks), std::numeric_limits<float>::lowest());
+  run([&](int k) {
+    float lo = lows[static_cast<size_t>(k)], hi = highs[static_cast<size_t>(k)];
+    for (int r = rows * k / chunks; r < rows * (k + 1) / chunks; ++r) {
+      const float* row = source[static_cast<size_t>(r)];
       float lo8[8], hi8[8];
       for (int l = 0; l < 8; ++l) lo8[l] = lo, hi8[l] = hi;
       size_t i = 0;
@@ -255,6 +272,10 @@ std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, cons
         hi = hi8[l] > hi ? hi8[l] : hi;
       }
     }
+    lows[static_cast<size_t>(k)] = lo, highs[static_cast<size_t>(k)] = hi;
+  });
+  const float lo = *std::min_element(lows.begin(), lows.end());
+  const float hi = *std::max_element(highs.begin(), highs.end());
   auto kv = std::make_shared<KeptView>();
   kv->base = lo;
   kv->step = (hi - lo) / 65535.0f;
@@ -263,15 +284,17 @@ std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, cons
                                                std::default_delete<uint16_t[]>());
   kv->q = slot.get();
   kv->storage = slot;
-  for (const Band& b : plan.bands)
-    for (int r = 0; r < b.count; ++r) {
-      const float* row = row_of(b, r);
-      uint16_t* q = slot.get() + static_cast<size_t>(b.offset + r) * nu;
+  uint16_t* codes = slot.get();
+  run([&](int k) {
+    for (int r = rows * k / chunks; r < rows * (k + 1) / chunks; ++r) {
+      const float* row = source[static_cast<size_t>(r)];
+      uint16_t* q = codes + static_cast<size_t>(r) * nu;
       for (size_t i = 0; i < nu; ++i) {
         const float code = (row[i] - lo) * inverse + 0.5f;  // >= 0.5: row[i] >= lo
         q[i] = static_cast<uint16_t>(static_cast<int32_t>(code < 65535.0f ? code : 65535.0f));
       }
     }
+  });
   return kv;
 }
 

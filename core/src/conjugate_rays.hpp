@@ -61,9 +61,10 @@ struct KeptView {
 
 // `slot`: plan.rows x columns codes to write into (a slot of memory
 // allocated and touched beforehand, so that the push does not fault new
-// pages in), or null to allocate.
+// pages in), or null to allocate. `pool`: threads to share the rows with
+// (null: the caller's alone); the codes are the same either way.
 std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, const float* pixels, size_t pitch_bytes,
-                                          std::shared_ptr<uint16_t> slot = nullptr);
+                                          std::shared_ptr<uint16_t> slot = nullptr, ThreadPool* pool = nullptr);
 
 // What the pair model needs of a view's nominal geometry.
 struct ViewPose {

@@ -162,7 +162,7 @@ struct Solution {
 
 // The offset alone, by its cost's values: downhill from the start in
 // steps of a quarter column to the nearest minimum, then parabolas through
-// three values at steps shrinking fourfold, to a thousandth of a column.
+// three values at steps shrinking fourfold, to `tolerance_columns`.
 // Not Gauss-Newton: in a noisy scan the views' own noise swells J^T J far
 // beyond the cost's curvature (18 times on a 270 deg arc at 2e4 photons),
 // so its steps fell short and twelve of them stopped 0.25 column from the
@@ -170,13 +170,13 @@ struct Solution {
 // start, agreed with it (their spread said 0.06 column for errors up to
 // 0.37). A search over a wider bracket found other minima for a block.
 Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
-                       double scale, const std::vector<int>& lines) {
+                       double scale, const std::vector<int>& lines, double tolerance_columns) {
   const double col = p.detector->spacing[0];
   const auto cost = [&](double offset) {
     return conjugate::evaluate(p, pairs, begin, end, lines, Candidate{offset, c.tilt}, false, scale).cost;
   };
   double x = c.offset, fx = cost(x), h = 0.25 * col;
-  for (int walked = 0; h > 1e-3 * col && walked < 40;) {
+  for (int walked = 0; h > tolerance_columns * col && walked < 40;) {
     const double fl = cost(x - h), fr = cost(x + h);
     if (fl < fx || fr < fx) {  // downhill, at most ten columns
       ++walked;
@@ -200,7 +200,9 @@ Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t 
 // within what the kept rows can follow.
 Solution refine(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
                 bool with_tilt, int iterations, double scale, const std::vector<int>& lines) {
-  if (!with_tilt) return search_offset(p, pairs, begin, end, c, scale, lines);
+  // Few iterations are the blocks of pairs': their spread needs the
+  // offset to a hundredth of a column, not a thousandth.
+  if (!with_tilt) return search_offset(p, pairs, begin, end, c, scale, lines, iterations < 12 ? 1e-2 : 1e-3);
   const double reach = std::max(p.plan->tilt_reach, 1e-3);
   Fit fit = conjugate::evaluate(p, pairs, begin, end, lines, c, true, scale);
   double lambda = 1e-3;
@@ -559,7 +561,7 @@ uint64_t GeometryEstimator::memory_bytes() const {
          static_cast<uint64_t>(detector_.size[0]) * sizeof(uint16_t);
 }
 
-void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_bytes) {
+void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_bytes, ThreadPool* pool) {
   if (index % stride_ != 0) return;  // not in the kept subset
   // A view's first push writes its slot of the block; one pushed again
   // gets rows of its own, so that an estimate reading the first never sees
@@ -573,7 +575,7 @@ void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_by
       slot = std::shared_ptr<uint16_t>(block_, block_.get() + slot_index * slot_size_);
     }
   }
-  auto kv = conjugate::keep_rows(*plan_, detector_.size[0], pixels, pitch_bytes, std::move(slot));
+  auto kv = conjugate::keep_rows(*plan_, detector_.size[0], pixels, pitch_bytes, std::move(slot), pool);
   std::lock_guard<std::mutex> lock(mutex_);
   kept_.at(static_cast<size_t>(index)) = std::move(kv);
   ++revision_;

@@ -244,7 +244,7 @@ void Reconstruction::push_rows(int index, int row_begin, int row_end, const floa
   // libfdk_mpi holds only some rows of a view, which an estimate cannot use.
   if (estimator_ && row_begin == 0 && row_end == model_.input_detector.size[1]) {
     if (view) estimator_->set_view(index, *view);
-    estimator_->add_view(index, pixels, row_pitch_bytes);
+    estimator_->add_view(index, pixels, row_pitch_bytes, &ingest_pool_);
   }
   notify_progress();
 }

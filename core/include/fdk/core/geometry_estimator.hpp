@@ -24,6 +24,8 @@
 
 namespace fdk {
 
+class ThreadPool;
+
 namespace conjugate {
 struct RowPlan;
 struct KeptView;
@@ -58,8 +60,9 @@ class GeometryEstimator {
   // Keeps what the estimate needs of view `index` (rows `pitch_bytes`
   // apart; pixels already checked finite by the caller). Thread-safe
   // against estimate(); views may arrive in any order, a view pushed again
-  // replaces the earlier one.
-  void add_view(int index, const float* pixels, size_t pitch_bytes);
+  // replaces the earlier one. `pool`: threads that share the rows' copy
+  // (the push's own), or null for the caller's alone.
+  void add_view(int index, const float* pixels, size_t pitch_bytes, ThreadPool* pool = nullptr);
   // View `index` was measured at `view` instead of its nominal geometry (a
   // push with its own geometry); the estimate then uses it for that view.
   void set_view(int index, const fdk_view& view);
