@@ -234,8 +234,8 @@ std::shared_ptr<const KeptView> keep_rows(const RowPlan& plan, int columns, cons
     for (int r = 0; r < b.count; ++r)
       source[static_cast<size_t>(b.offset + r)] = reinterpret_cast<const float*>(
           reinterpret_cast<const char*>(pixels) + static_cast<size_t>(b.first_row + r) * pitch_bytes);
-  // Chunks of rows, the same whatever the pool: the codes do not depend on
-  // how the rows were shared out.
+  // Chunks of rows, as many as the pool takes: the codes do not depend on
+  // how the rows are shared out (the range is a minimum and a maximum).
   const int rows = plan.rows;
   const int chunks = pool && pool->size() > 1 ? std::min(rows, 4 * pool->size()) : 1;
   const auto run = [&](const std::function<void(int)>& fn) {

@@ -13,7 +13,8 @@
 // add the tilt's shear; there conjugate rays are only approximate (rays at
 // one detector height cross near the axis and drift apart by the cone
 // angle), a bias the accuracy tests measure in cone beam. (offset, tilt) is
-// found by a grid over the offset, then Gauss-Newton on both. Tilt check:
+// found by a grid over the offset, then Gauss-Newton on both; the offset
+// reported by a search on the cost's values (search_offset). Tilt check:
 // the tilt is fitted again on the orbit plane's line alone (exact; read
 // along v with a Gaussian, since under a tilt it runs between rows, and a
 // reading exact on the rows favours tilt 0: conjugate_rays.cpp). Where
