@@ -323,7 +323,9 @@ double sandwich_tilt_sigma(const ViewSum& sum, const Fit& fit, const Line& l, Th
 // columns, from column `start` and the best of a grid of tilts within 2
 // degrees (`grid`) or tilt `tilt0`, on the sum blurred along the normal
 // of that start (within 0.125 deg of the tilt found: the grid's half step).
-MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, bool grid, double tilt0,
+// Its sigma takes the sandwich rule's too where `sandwich` (a fit whose
+// sigma is reported; the coarser blur's only lends its tilt).
+MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, bool grid, double tilt0, bool sandwich,
                     ThreadPool* pool) {
   MirrorAxis out;
   Line l{start, tilt0};
@@ -353,7 +355,8 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
   out.found = true;
   out.column = l.column;
   out.tilt = l.tilt;
-  out.sigma = std::max(std::sqrt(s2 * normal[0] / det), sandwich_tilt_sigma(sum, fit, l, pool));
+  out.sigma = std::sqrt(s2 * normal[0] / det);
+  if (sandwich) out.sigma = std::max(out.sigma, sandwich_tilt_sigma(sum, fit, l, pool));
   return out;
 }
 
@@ -361,14 +364,14 @@ MirrorAxis fit_line(const ViewSum& sum, double row, double start, double blur, b
 
 MirrorAxis mirror_axis(const ViewSum& sum, double row, double start, ThreadPool* pool) {
   if (sum.columns < 8 || sum.bands.empty()) return MirrorAxis{};
-  MirrorAxis fine = fit_line(sum, row, start, 1.0, true, 0.0, pool);
+  MirrorAxis fine = fit_line(sum, row, start, 1.0, true, 0.0, true, pool);
   if (!fine.found) return fine;
   // Where the sum has features of about a pixel (a small object on a
   // coarse detector: the modified head 20 mm across on 0.8 mm pixels
   // fitted 0.35 deg for a 1 deg tilt, with a sigma of 0.03), reading it
   // between pixels pulls the tilt towards the pixel grid's, and the blur
   // changes it: the fit blurred twice as much bounds that bias.
-  const MirrorAxis coarse = fit_line(sum, row, fine.column, 2.0, false, fine.tilt, pool);
+  const MirrorAxis coarse = fit_line(sum, row, fine.column, 2.0, false, fine.tilt, false, pool);  // its tilt alone
   if (!coarse.found) return MirrorAxis{};
   fine.sigma = std::max(fine.sigma, std::fabs(fine.tilt - coarse.tilt));
   return fine;

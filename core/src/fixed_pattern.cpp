@@ -61,20 +61,21 @@ PatternFree without_fixed_pattern(const RowPlan& plan,
       }
       pattern[static_cast<size_t>(r) * nu + x] = mean[static_cast<size_t>(r) * nu + x] - a / w;
     }
-  // Rows `first_row` of a detector image: keep_rows reads the band where
-  // the detector has it.
-  std::vector<float> image(static_cast<size_t>(orbit.first_row + rows) * static_cast<size_t>(nu), 0.0f);
+  // keep_rows reads a band at its detector rows; the cleaned band is a
+  // buffer of its own, so it is read through a plan whose band starts at
+  // row 0 (the codes are the same: they do not depend on where rows lie).
+  RowPlan source = out.plan;
+  source.bands[0].first_row = 0;
+  std::vector<float> band(n);
   out.kept.resize(kept.size());
   for (size_t k = 0; k < kept.size(); ++k) {
     if (!kept[k]) continue;
     const uint16_t* q = kept[k]->q + static_cast<size_t>(orbit.offset) * static_cast<size_t>(nu);
-    float* band = image.data() + static_cast<size_t>(orbit.first_row) * static_cast<size_t>(nu);
     for (size_t i = 0; i < n; ++i) band[i] = static_cast<float>(kept[k]->base + kept[k]->step * q[i] - pattern[i]);
-    out.kept[k] = keep_rows(out.plan, nu, image.data(), static_cast<size_t>(nu) * sizeof(float));
+    out.kept[k] = keep_rows(source, nu, band.data(), static_cast<size_t>(nu) * sizeof(float));
   }
   return out;
 }
-
 
 }  // namespace conjugate
 }  // namespace fdk

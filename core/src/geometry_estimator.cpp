@@ -166,11 +166,14 @@ struct Solution {
 // steps of a quarter column to the nearest minimum, then parabolas through
 // three values at steps shrinking fourfold, to `tolerance_columns`.
 // Not Gauss-Newton: in a noisy scan the views' own noise swells J^T J far
-// beyond the cost's curvature (18 times on a 270 deg arc at 2e4 photons),
-// so its steps fell short and twelve of them stopped 0.25 column from the
-// cost's minimum, and the blocks of pairs, four steps each from the same
-// start, agreed with it (their spread said 0.06 column for errors up to
-// 0.37). A search over a wider bracket found other minima for a block.
+// beyond the cost's curvature (a full scan at 2e4 photons: 18.7 against
+// 2.9 from the cost's values; a 270 deg arc 1.04 where the cost is flat
+// within its noise), so its steps fell short and twelve of them stopped
+// 0.4 column from the cost's minimum, and the blocks of pairs, four steps
+// each from the same start, agreed with it (their spread said 0.06 column
+// for errors up to 0.37). A search over a wider bracket found other
+// minima for a block. The `fit` returned is at the offset found, with the
+// Jacobian (curvature_sigmas).
 Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
                        double scale, const std::vector<int>& lines, double tolerance_columns) {
   const double col = p.detector->spacing[0];
@@ -202,9 +205,7 @@ Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t 
 // within what the kept rows can follow.
 Solution refine(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
                 bool with_tilt, int iterations, double scale, const std::vector<int>& lines) {
-  // Few iterations are the blocks of pairs': their spread needs the
-  // offset to a hundredth of a column, not a thousandth.
-  if (!with_tilt) return search_offset(p, pairs, begin, end, c, scale, lines, iterations < 12 ? 1e-2 : 1e-3);
+  if (!with_tilt) return search_offset(p, pairs, begin, end, c, scale, lines, 1e-3);
   const double reach = std::max(p.plan->tilt_reach, 1e-3);
   Fit fit = conjugate::evaluate(p, pairs, begin, end, lines, c, true, scale);
   double lambda = 1e-3;
@@ -260,7 +261,10 @@ std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pa
   double sum[2] = {0, 0}, sum2[2] = {0, 0};
   for (int b = 0; b < kBlocks; ++b) {
     const size_t begin = pairs.size() * b / kBlocks, end = pairs.size() * (b + 1) / kBlocks;
-    const Candidate e = refine(p, pairs, begin, end, c, with_tilt, 4, scale, lines).c;
+    // A block's estimate only feeds the spread: four steps with the tilt, a
+    // hundredth of a column without.
+    const Candidate e = with_tilt ? refine(p, pairs, begin, end, c, true, 4, scale, lines).c
+                                  : search_offset(p, pairs, begin, end, c, scale, lines, 1e-2).c;
     const double v[2] = {e.offset, e.tilt};
     for (int k = 0; k < 2; ++k) sum[k] += v[k], sum2[k] += v[k] * v[k];
   }
@@ -418,8 +422,12 @@ double covered_arc(const std::vector<conjugate::ViewPose>& poses, const std::vec
   return 2 * kPi - gap;
 }
 
+// A whole turn, give or take the gaps between views (`step`: the arc over
+// the views present).
+bool full_turn(double arc, double step) { return arc > 2 * kPi - 2.5 * step; }
+
 std::string scan_words(double arc, double step, const fdk_view& v, const fdk_detector& d) {
-  std::string s = arc > 2 * kPi - 2.5 * step ? "full scan" : "arc of " + std::to_string(std::lround(arc * 180 / kPi)) + " deg";
+  std::string s = full_turn(arc, step) ? "full scan" : "arc of " + std::to_string(std::lround(arc * 180 / kPi)) + " deg";
   const double c = (-v.projection_offset_x - d.origin[0]) / d.spacing[0];
   if (std::fabs(c - 0.5 * (d.size[0] - 1)) > 0.1 * d.size[0]) s += ", offset detector";
   return s;
@@ -736,10 +744,10 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // detector's middle. Elsewhere the mean's own asymmetry moved the suite's
   // noiseless offsets: a short scan's by 0.14 column, an offset detector's
   // by 1.8.
-  const double turn = covered_arc(poses, present);
+  const double arc = covered_arc(poses, present);
+  const double step = arc / std::max<size_t>(1, std::count(present.begin(), present.end(), 1));
   const double axis_column = (-views[0].projection_offset_x - o.c.offset - detector_.origin[0]) / su;
-  const double present_views = static_cast<double>(std::max<long>(1, std::count(present.begin(), present.end(), 1)));
-  const bool mean_symmetric = turn > 2 * kPi - 2.5 * turn / present_views &&  // scan_words' "full scan"
+  const bool mean_symmetric = full_turn(arc, step) &&
                               std::fabs(axis_column - 0.5 * (detector_.size[0] - 1)) <= 0.05 * detector_.size[0];
   double pattern = 0;
   if (mean_symmetric) {
@@ -758,8 +766,6 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   const double quantity = std::min(1.0, static_cast<double>(pairs.size()) / 50.0);
   e.confidence = std::clamp(structure * precision * quantity, 0.0, 1.0);
 
-  const double arc = covered_arc(poses, present);
-  const double step = arc / std::max<size_t>(1, std::count(present.begin(), present.end(), 1));
   const std::string tilt_words =
       !with_tilt    ? "tilt not estimated: one band of rows"
       : tilt_pinned && by_mirror ? "tilt from the mirror symmetry of " + std::to_string(mirror.views) + " views' sum"

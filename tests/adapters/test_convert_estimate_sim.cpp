@@ -129,9 +129,9 @@ TEST(SimulatedScanner, FlatFieldNoiseDoesNotFakeATilt) {
   }
 }
 
-// A 270 deg arc at 2e4 photons: its offset's cost curves 18 times less than
-// Gauss-Newton's J^T J says (the views' noise swells J), so the fit's
-// steps fell short of its minimum and its blocks of pairs agreed: 0.372
+// A 270 deg arc at 2e4 photons: its offset's cost is flat within its noise
+// where Gauss-Newton's J^T J says it curves (the views' noise swells J), so
+// the fit's steps fell short of its minimum and its blocks of pairs agreed: 0.372
 // column off with a sigma of 0.062 and confidence 0.94.
 TEST(SimulatedScanner, PartialArcInNoiseIsNotPinnedBeyondItsSigma) {
   const TempDir dir;

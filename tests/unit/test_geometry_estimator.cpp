@@ -7,6 +7,7 @@
 // the table in docs/ACCURACY.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "axis_symmetry.hpp"
 #include "conjugate_rays.hpp"
 #include "fdk/core/geometry_estimator.hpp"
+#include "fdk/core/thread_pool.hpp"
 #include "fdk/phantom.hpp"
 
 namespace {
@@ -524,6 +526,32 @@ TEST(GeometryEstimator, DISABLED_Timing) {
   time_estimate(1024, 1200, "seconds_1024x1024x1200");
 }
 
+
+// The push's threads share a view's kept rows out (a GPU backend's push
+// passes its pool): the codes, base and step are those of one thread, for
+// any number of threads, whatever the rows' order of values.
+TEST(GeometryEstimator, KeptRowsAreTheSameOnAnyNumberOfThreads) {
+  const Scan scan = arc_scan(360, 360);
+  const fdk::conjugate::RowPlan plan = fdk::conjugate::plan_rows(scan.views, scan.detector, uint64_t{256} << 20);
+  std::vector<float> image(static_cast<size_t>(kColumns) * kRows);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(std::sin(0.37 * i) * (1 + i % 97));
+  const size_t pitch = kColumns * sizeof(float);
+  const auto alone = fdk::conjugate::keep_rows(plan, kColumns, image.data(), pitch);
+  const size_t codes = static_cast<size_t>(plan.rows) * kColumns;
+  for (int threads : {2, 3, 8}) {
+    fdk::ThreadPool pool(threads);
+    const auto shared = fdk::conjugate::keep_rows(plan, kColumns, image.data(), pitch, nullptr, &pool);
+    EXPECT_EQ(shared->base, alone->base) << threads;
+    EXPECT_EQ(shared->step, alone->step) << threads;
+    EXPECT_TRUE(std::equal(alone->q, alone->q + codes, shared->q)) << threads;
+  }
+  // The range reaches every kept row: the extremes sit in the last band.
+  image[static_cast<size_t>(plan.bands.back().first_row + 1) * kColumns + 5] = 1e4f;
+  fdk::ThreadPool pool(4);
+  EXPECT_EQ(fdk::conjugate::keep_rows(plan, kColumns, image.data(), pitch, nullptr, &pool)->step,
+            fdk::conjugate::keep_rows(plan, kColumns, image.data(), pitch)->step);
+  EXPECT_GT(fdk::conjugate::keep_rows(plan, kColumns, image.data(), pitch, nullptr, &pool)->step, alone->step);
+}
 
 // The fit behind the tilt of full scans (axis_symmetry.hpp): an image
 // mirror-symmetric about a known tilted line, in three bands of rows as the
