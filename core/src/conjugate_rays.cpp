@@ -147,9 +147,11 @@ int smooth_taps(double& col, int columns, int taps[kSmoothTaps]) {
 }
 
 // Cubic (or Gaussian: Reading) along u, the offset's direction, where
-// sub-pixel shifts need it; the row taps along v.
+// sub-pixel shifts need it; the row taps along v. The derivatives only
+// where asked: a cost's value alone (the offset's search, most of the
+// estimate's evaluations) reads the same taps for half the sums.
 Sample sample(const KeptView& kv, const Band& band, int columns, double col, double row_in_band, Reading reading,
-              bool cubic_rows) {
+              bool cubic_rows, bool derivatives) {
   int taps[kSmoothTaps];
   double w[kSmoothTaps], dw[kSmoothTaps];
   int n = 4;
@@ -163,6 +165,17 @@ Sample sample(const KeptView& kv, const Band& band, int columns, double col, dou
   }
   const RowTaps rt = row_taps(band, row_in_band, cubic_rows);
   double value = 0, dcol = 0, drow = 0;
+  if (!derivatives) {
+    for (int m = 0; m < rt.n; ++m) {
+      const uint16_t* q = kv.q + static_cast<size_t>(band.offset + rt.rows[m]) * columns;
+      double v = 0;
+      for (int k = 0; k < n; ++k) v += w[k] * q[taps[k]];
+      value += rt.w[m] * v;
+    }
+    Sample s;
+    s.value = kv.base + kv.step * value;
+    return s;
+  }
   for (int m = 0; m < rt.n; ++m) {
     const uint16_t* q = kv.q + static_cast<size_t>(band.offset + rt.rows[m]) * columns;
     double v = 0, d = 0;
@@ -408,7 +421,7 @@ Fit evaluate_range(const Problem& p, const std::vector<Pair>& pairs, size_t begi
   auto probe = [&](int k, const Band& band, double x, double y, double* dr_dd, double* dr_dt) {
     const double ck = cs[k], sk = sn[k];
     const DetectorPoint at = detector_point(poses[k], ck, sk, x, y, c.offset, d, band);
-    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band, p.reading, p.cubic_rows);
+    const Sample s = sample(*(*p.kept)[k], band, nu, at.col, at.row_in_band, p.reading, p.cubic_rows, jacobian);
     *dr_dd = -s.dcol / su;
     *dr_dt = s.dcol / su * (-sk * x + ck * y) + s.drow / sv * (-ck * x - sk * y);
     return s.value;

@@ -172,10 +172,9 @@ struct Solution {
 // 0.4 column from the cost's minimum, and the blocks of pairs, four steps
 // each from the same start, agreed with it (their spread said 0.06 column
 // for errors up to 0.37). A search over a wider bracket found other
-// minima for a block. The `fit` returned is at the offset found, with the
-// Jacobian (curvature_sigmas).
-Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
-                       double scale, const std::vector<int>& lines, double tolerance_columns) {
+// minima for a block.
+Candidate searched_offset(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
+                          double scale, const std::vector<int>& lines, double tolerance_columns) {
   const double col = p.detector->spacing[0];
   const auto cost = [&](double offset) {
     return conjugate::evaluate(p, pairs, begin, end, lines, Candidate{offset, c.tilt}, false, scale).cost;
@@ -197,6 +196,15 @@ Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t 
     h *= 0.25;
   }
   c.offset = x;
+  return c;
+}
+
+// The same with the fit at the offset found, with the Jacobian
+// (curvature_sigmas): one evaluation more, which the blocks of pairs
+// (block_sigmas) do not need.
+Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
+                       double scale, const std::vector<int>& lines, double tolerance_columns) {
+  c = searched_offset(p, pairs, begin, end, c, scale, lines, tolerance_columns);
   return Solution{c, conjugate::evaluate(p, pairs, begin, end, lines, c, true, scale)};
 }
 
@@ -264,7 +272,7 @@ std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pa
     // A block's estimate only feeds the spread: four steps with the tilt, a
     // hundredth of a column without.
     const Candidate e = with_tilt ? refine(p, pairs, begin, end, c, true, 4, scale, lines).c
-                                  : search_offset(p, pairs, begin, end, c, scale, lines, 1e-2).c;
+                                  : searched_offset(p, pairs, begin, end, c, scale, lines, 1e-2);
     const double v[2] = {e.offset, e.tilt};
     for (int k = 0; k < 2; ++k) sum[k] += v[k], sum2[k] += v[k] * v[k];
   }
@@ -533,8 +541,11 @@ MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::sh
   for (size_t i = 0; i < both.pixels.size(); ++i) both.pixels[i] = 0.5 * (half[0].pixels[i] + half[1].pixels[i]);
   const symmetry::MirrorAxis all = symmetry::mirror_axis(both, row, axis_column, pool);
   if (!all.found) return out;
-  const symmetry::MirrorAxis even = symmetry::mirror_axis(half[0], row, all.column, pool);
-  const symmetry::MirrorAxis odd = symmetry::mirror_axis(half[1], row, all.column, pool);
+  // The halves lend only their tilts' difference: fitted from the whole
+  // sum's line (the halves of the suite's scans stand within a few
+  // hundredths of a degree of it), not searched afresh.
+  const symmetry::MirrorAxis even = symmetry::mirror_line_near(half[0], row, all, pool);
+  const symmetry::MirrorAxis odd = symmetry::mirror_line_near(half[1], row, all, pool);
   if (!even.found || !odd.found) return out;
   const auto degrees = [](double t) { return t * 180 / kPi; };  // mirror_axis's tilts are the detector's (mm)
   out.found = true;
