@@ -14,7 +14,7 @@
 // one detector height cross near the axis and drift apart by the cone
 // angle), a bias the accuracy tests measure in cone beam. (offset, tilt) is
 // found by a grid over the offset, then Gauss-Newton on both; the offset
-// reported by a search on the cost's values (search_offset). Tilt check:
+// reported by a search on the cost's values (searched_offset). Tilt check:
 // the tilt is fitted again on the orbit plane's line alone (exact; read
 // along v with a Gaussian, since under a tilt it runs between rows, and a
 // reading exact on the rows favours tilt 0: conjugate_rays.cpp). Where
@@ -199,21 +199,16 @@ Candidate searched_offset(const Problem& p, const std::vector<Pair>& pairs, size
   return c;
 }
 
-// The same with the fit at the offset found, with the Jacobian
-// (curvature_sigmas): one evaluation more, which the blocks of pairs
-// (block_sigmas) do not need.
-Solution search_offset(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
-                       double scale, const std::vector<int>& lines, double tolerance_columns) {
-  c = searched_offset(p, pairs, begin, end, c, scale, lines, tolerance_columns);
-  return Solution{c, conjugate::evaluate(p, pairs, begin, end, lines, c, true, scale)};
-}
-
-// Levenberg-Marquardt on (offset, tilt), or search_offset on the offset
-// alone (the rows kept cannot tell the tilt, or it is set). The tilt stays
-// within what the kept rows can follow.
+// Levenberg-Marquardt on (offset, tilt), or searched_offset on the offset
+// alone (the rows kept cannot tell the tilt, or it is set), its fit then
+// evaluated with the Jacobian (curvature_sigmas). The tilt stays within
+// what the kept rows can follow.
 Solution refine(const Problem& p, const std::vector<Pair>& pairs, size_t begin, size_t end, Candidate c,
                 bool with_tilt, int iterations, double scale, const std::vector<int>& lines) {
-  if (!with_tilt) return search_offset(p, pairs, begin, end, c, scale, lines, 1e-3);
+  if (!with_tilt) {
+    c = searched_offset(p, pairs, begin, end, c, scale, lines, 1e-3);
+    return Solution{c, conjugate::evaluate(p, pairs, begin, end, lines, c, true, scale)};
+  }
   const double reach = std::max(p.plan->tilt_reach, 1e-3);
   Fit fit = conjugate::evaluate(p, pairs, begin, end, lines, c, true, scale);
   double lambda = 1e-3;
@@ -542,8 +537,7 @@ MirrorTilt mirror_tilt(const conjugate::RowPlan& plan, const std::vector<std::sh
   const symmetry::MirrorAxis all = symmetry::mirror_axis(both, row, axis_column, pool);
   if (!all.found) return out;
   // The halves lend only their tilts' difference: fitted from the whole
-  // sum's line (the halves of the suite's scans stand within a few
-  // hundredths of a degree of it), not searched afresh.
+  // sum's line, not searched afresh.
   const symmetry::MirrorAxis even = symmetry::mirror_line_near(half[0], row, all, pool);
   const symmetry::MirrorAxis odd = symmetry::mirror_line_near(half[1], row, all, pool);
   if (!even.found || !odd.found) return out;
