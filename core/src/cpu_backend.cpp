@@ -32,6 +32,7 @@ class CpuBackend final : public Backend {
   }
 
   fdk_backend kind() const override { return FDK_BACKEND_CPU; }
+  bool works_on_host_cores() const override { return true; }
 
   void filter(const ScanModel& model, int view, const ViewGeometry& geometry, const float* pixels,
               size_t pitch_bytes, float* filtered, int /*lane: one*/) override {

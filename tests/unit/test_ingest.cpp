@@ -65,6 +65,7 @@ class ForwardingBackend : public fdk::Backend {
  public:
   explicit ForwardingBackend(std::unique_ptr<fdk::Backend> inner) : inner_(std::move(inner)) {}
   fdk_backend kind() const override { return inner_->kind(); }
+  bool works_on_host_cores() const override { return inner_->works_on_host_cores(); }
   void filter(const fdk::ScanModel& model, int view, const fdk::ViewGeometry& g, const float* pixels, size_t pitch,
               float* filtered, int lane) override {
     inner_->filter(model, view, g, pixels, pitch, filtered, lane);

@@ -100,6 +100,11 @@ class Backend {
   // backend whose filter() must see the views in one order. The ingest
   // pipeline uses one lane while a live preview is on.
   virtual int filter_lanes() const { return 1; }
+  // True when the backend filters and backprojects on the host's cores
+  // (the CPU backend): work the push could share out over its pool (the
+  // geometry estimate's kept rows) then stays on the caller's thread, since
+  // those cores are the backend's.
+  virtual bool works_on_host_cores() const { return false; }
   // How many views' filter() calls may return while their `pixels` are
   // still being read (uploaded to GPUs side by side). 0: filter() returns
   // once `pixels` is free.
