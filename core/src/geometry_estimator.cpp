@@ -259,14 +259,13 @@ std::array<double, 2> curvature_sigmas(const Fit& f, bool with_tilt) {
 // The standard error of the mean of the estimates of disjoint blocks of
 // pairs (ordered by azimuth: each block sees the object from its own side).
 std::array<double, 2> block_sigmas(const Problem& p, const std::vector<Pair>& pairs, const Candidate& c,
-                                   bool with_tilt, double scale, const std::vector<int>& lines) {
+                                   bool with_tilt, double scale, const std::vector<int>& lines, int tilt_steps = 4) {
   if (pairs.size() < kBlocks * kMinPairs) return {0.0, 0.0};
   double sum[2] = {0, 0}, sum2[2] = {0, 0};
   for (int b = 0; b < kBlocks; ++b) {
     const size_t begin = pairs.size() * b / kBlocks, end = pairs.size() * (b + 1) / kBlocks;
-    // A block's estimate only feeds the spread: four steps with the tilt, a
-    // hundredth of a column without.
-    const Candidate e = with_tilt ? refine(p, pairs, begin, end, c, true, 4, scale, lines).c
+    // `tilt_steps` steps with the tilt, a hundredth of a column without.
+    const Candidate e = with_tilt ? refine(p, pairs, begin, end, c, true, tilt_steps, scale, lines).c
                                   : searched_offset(p, pairs, begin, end, c, scale, lines, 1e-2);
     const double v[2] = {e.offset, e.tilt};
     for (int k = 0; k < 2; ++k) sum[k] += v[k], sum2[k] += v[k] * v[k];
@@ -331,8 +330,10 @@ TiltCheck check_tilt(const Problem& p, const std::vector<Pair>& pairs, const Sol
   Solution orbit = refine(p, pairs, 0, pairs.size(), all.c, true, 12, scale, line);
   const Solution level = refine(p, pairs, 0, pairs.size(), Candidate{all.c.offset, 0.0}, true, 12, scale, line);
   if (level.fit.cost < orbit.fit.cost) orbit = level;
+  // Its blocks take the fit's twelve steps: on a flat cost four kept them
+  // by their common start (docs/ACCURACY.md, "Session 41").
   const double orbit_sigma = std::max(curvature_sigmas(orbit.fit, true)[1],
-                                      block_sigmas(p, pairs, orbit.c, true, scale, line)[1]);
+                                      block_sigmas(p, pairs, orbit.c, true, scale, line, 12)[1]);
   const double unchecked = std::max(std::fabs(orbit.c.tilt - all.c.tilt), orbit_sigma);
   if (orbit_sigma >= kOrbitTiltPinned) return TiltCheck{false, 0, 0, unchecked};
   // The Gaussian's blur across rows meets rows that span different heights
