@@ -379,15 +379,7 @@ MirrorAxis mirror_axis(const ViewSum& sum, double row, double start, ThreadPool*
 
 MirrorAxis mirror_line_near(const ViewSum& sum, double row, const MirrorAxis& near, ThreadPool* pool) {
   if (sum.columns < 8 || sum.bands.empty() || !near.found) return MirrorAxis{};
-  const Line start{near.column, near.tilt};
-  const Fit fit(sum, row, 1.0, start.tilt);
-  const GaussNewton gn = gauss_newton(fit, start, pool);
-  if (!gn.ok || std::fabs(gn.l.tilt) > 3 * kPi / 180) return MirrorAxis{};
-  MirrorAxis out;
-  out.found = true;
-  out.column = gn.l.column;
-  out.tilt = gn.l.tilt;
-  return out;
+  return fit_line(sum, row, near.column, 1.0, false, near.tilt, false, pool);
 }
 
 }  // namespace fdk::symmetry

@@ -50,10 +50,10 @@ struct MirrorAxis {
 MirrorAxis mirror_axis(const ViewSum& sum, double row, double start, ThreadPool* pool = nullptr);
 
 // The line of mirror symmetry of `sum` nearest a known one (`near`, found
-// by mirror_axis on a sum this one is part of): its column and tilt only,
-// its sigma left 0. The grid of tilts, the sandwich sigma and the coarser
-// blur that mirror_axis adds serve a sigma this fit is not asked for, and
-// cost twice the fit itself.
+// by mirror_axis on a sum this one is part of): Gauss-Newton from it, its
+// sigma the fit's alone. The grid of tilts, the sandwich sigma and the
+// coarser blur that mirror_axis adds serve a sigma this fit is not asked
+// for, and cost twice the fit itself.
 MirrorAxis mirror_line_near(const ViewSum& sum, double row, const MirrorAxis& near, ThreadPool* pool = nullptr);
 
 }  // namespace fdk::symmetry
