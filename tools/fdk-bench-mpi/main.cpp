@@ -7,6 +7,7 @@
 //   mpirun -n 2 --bind-to none fdk-bench-mpi --case c [--precision f16]
 //          [--root -1|0] [--gpu-of-rank same|own] [--budget-host BYTES]
 //          [--budget-gpu BYTES] [--repeats R] [--warmup W] [--pool P] [--idle-rank R]
+//          [--threads N]  (fdk_config.num_threads of each rank; 0: the library's choice)
 #include <fdk/fdk.h>
 #include <fdk/fdk_mpi.h>
 #include <mpi.h>
@@ -36,6 +37,7 @@ struct Options {
   uint64_t budget_host = 0, budget_gpu = 0;
   int repeats = 3, warmup = 1, pool = 64;
   int idle_rank = -1;  // this rank owns no planes (it only pushes its share)
+  int threads = 0;
 };
 
 [[noreturn]] void die(const std::string& message) {
@@ -67,6 +69,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--warmup") o.warmup = std::atoi(next), ++i;
     else if (a == "--pool") o.pool = std::atoi(next), ++i;
     else if (a == "--idle-rank") o.idle_rank = std::atoi(next), ++i;
+    else if (a == "--threads") o.threads = std::atoi(next), ++i;
     else die("unknown option " + a);
   }
   bool found = false;
@@ -81,6 +84,7 @@ fdk_config make_config(const Options& o) {
   config.precision = o.precision;
   config.host_memory_budget = o.budget_host;
   config.gpu_memory_budget = o.budget_gpu;
+  config.num_threads = o.threads;
   config.num_devices = 1;
   config.devices[0] = o.own_gpu ? g_rank : 0;
   return config;

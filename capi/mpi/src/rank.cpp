@@ -13,6 +13,7 @@
 #include "fdk/core/error.hpp"
 #include "fdk/core/pixel_check.hpp"
 #include "fingerprint.hpp"
+#include "host_cores.hpp"
 #include "verdicts.hpp"
 #include "wire.hpp"
 
@@ -83,10 +84,10 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
     std::memcpy(words, &capacity, sizeof capacity);
     v.data.push_back(words[0]);
     v.data.push_back(words[1]);
+    for (int32_t w : host_identity()) v.data.push_back(w);
   });
   auto verdicts = gather_verdicts(comm_, mine, mpi_.timeout_s, "fdk_mpi_create");
   throw_if_any_failed(verdicts);
-  const fdk_config& config = *given;
   const auto& groups = fingerprint_groups();
   for (int r = 1; r < size_; ++r)
     for (size_t g = 0; g < groups.size(); ++g)
@@ -97,10 +98,16 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
                  "precision, slab_thickness and fdk_mpi_config.root (budgets, backend, devices and threads may "
                  "differ); or the ranks passed different communicators");
   std::vector<double> capacity(static_cast<size_t>(size_));
+  int ranks_here = 0;  // on this rank's host, this one too
+  const auto& mine_data = verdicts[static_cast<size_t>(rank_)].data;
   for (int r = 0; r < size_; ++r) {
     const auto& d = verdicts[static_cast<size_t>(r)].data;
     std::memcpy(&capacity[static_cast<size_t>(r)], &d[groups.size()], sizeof(double));
+    ranks_here += std::equal(d.begin() + static_cast<std::ptrdiff_t>(groups.size()) + 2, d.end(),
+                             mine_data.begin() + static_cast<std::ptrdiff_t>(groups.size()) + 2, mine_data.end());
   }
+  fdk_config config = *given;
+  if (config.num_threads == 0) config.num_threads = default_threads(ranks_here);
   const fdk_config& c = rows_->settings().config;
   // Ranges start on multiples of the slab thickness (so that the slabs, and
   // the bits, are one process's), or of 16 planes: the CUDA backend's
@@ -182,7 +189,7 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
   delivered_.assign(static_cast<size_t>(rows_->num_views()), std::vector<unsigned char>(static_cast<size_t>(size_), 0));
   ended_.assign(static_cast<size_t>(size_), 0);
   left_.assign(static_cast<size_t>(size_), 0);
-  pool_ = std::make_unique<ThreadPool>(std::min(8, std::max(1, rows_->settings().num_threads)));
+  pool_ = std::make_unique<ThreadPool>(std::min(8, std::max(1, config.num_threads)));
   share_memory();
   guard.keep = true;
 }
@@ -325,44 +332,66 @@ ViewHeader Rank::band_header(int index, const fdk_view* view, std::array<int, 2>
   return h;
 }
 
-void Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows) {
+int Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows,
+                    const std::vector<unsigned char>& check) {
   const size_t row_bytes = this->row_bytes();
+  const int nu = static_cast<int>(row_bytes / sizeof(float));
   const int count = rows[1] - rows[0];
   const int tasks = std::min(count, 4 * pool_->size());
+  std::vector<int> bad(static_cast<size_t>(std::max(tasks, 0)), -1);
   pool_->parallel_for(tasks, [&](int task, int) {
-    for (int j = rows[0] + count * task / tasks; j < rows[0] + count * (task + 1) / tasks; ++j)
-      std::memcpy(to + row_bytes * static_cast<size_t>(j - rows[0]),
-                  reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j), row_bytes);
+    for (int j = rows[0] + count * task / tasks; j < rows[0] + count * (task + 1) / tasks; ++j) {
+      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
+      std::memcpy(to + row_bytes * static_cast<size_t>(j - rows[0]), row, row_bytes);
+      // Checked in the copy, still in cache.
+      if (bad[static_cast<size_t>(task)] < 0 && check[static_cast<size_t>(j)] &&
+          !all_acceptable(reinterpret_cast<const float*>(to + row_bytes * static_cast<size_t>(j - rows[0])), nu))
+        bad[static_cast<size_t>(task)] = j;
+    }
   });
+  for (int j : bad)
+    if (j >= 0) return j;
+  return -1;
 }
 
 bool Rank::travels_shared(int to, int rows) const {
   return shared_->reaches(to) && shared_->fits(row_bytes() * static_cast<size_t>(rows));
 }
 
-void Rank::send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
-                     std::array<int, 2> rows) {
-  const ViewHeader h = band_header(index, view, rows);
-  std::vector<char> bytes = take_buffer(sizeof h + row_bytes() * static_cast<size_t>(rows[1] - rows[0]));
-  std::memcpy(bytes.data(), &h, sizeof h);
-  copy_rows(bytes.data() + sizeof h, pixels, pitch_bytes, rows);
-  post(to, kTagView, std::move(bytes));
+Rank::Outgoing Rank::prepare_band(int to, bool shared, int index, const fdk_view* view, std::array<int, 2> rows) {
+  Outgoing o;
+  o.to = to;
+  o.band = band_header(index, view, rows);
+  o.slot = shared ? shared_->take() : -1;  // make_room saw one free; else a message
+  if (o.slot >= 0) {
+    o.rows = shared_->rows(o.slot);
+  } else {
+    o.bytes = take_buffer(sizeof o.band + row_bytes() * static_cast<size_t>(rows[1] - rows[0]));
+    std::memcpy(o.bytes.data(), &o.band, sizeof o.band);
+    o.rows = o.bytes.data() + sizeof o.band;
+  }
+  return o;
 }
 
-void Rank::send_band_shared(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
-                            std::array<int, 2> rows) {
-  SharedViewHeader h;
-  h.band = band_header(index, view, rows);
-  h.slot = shared_->take();  // make_room saw one free
-  if (h.slot < 0) {
-    send_band(to, index, pixels, pitch_bytes, view, rows);
+void Rank::send(Outgoing& o) {
+  if (o.slot < 0) {
+    post(o.to, kTagView, std::move(o.bytes));
     return;
   }
-  copy_rows(shared_->rows(h.slot), pixels, pitch_bytes, rows);
-  h.stamp = shared_->publish(h.slot);
+  SharedViewHeader h;
+  h.band = o.band;
+  h.slot = o.slot;
+  h.stamp = shared_->publish(o.slot);
   std::vector<char> bytes(sizeof h);
   std::memcpy(bytes.data(), &h, sizeof h);
-  post(to, kTagSharedView, std::move(bytes));
+  post(o.to, kTagSharedView, std::move(bytes));
+}
+
+void Rank::drop(Outgoing& o) {
+  if (o.slot >= 0)
+    shared_->give_back(o.slot);
+  else if (spare_.size() < 8)
+    spare_.push_back(std::move(o.bytes));
 }
 
 void Rank::report_remote_failures() {
@@ -427,55 +456,52 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     else if (r != rank_)
       remote_bytes += sizeof(ViewHeader) + row_bytes * static_cast<size_t>(rows[1] - rows[0]);
   }
-  // The rows other ranks get are checked here, before anything leaves: a
-  // band with a bad pixel must not reach a rank (this rank's own band is
-  // checked by its push).
-  std::array<int, 2> own{0, 0};
-  std::vector<unsigned char> check_row(static_cast<size_t>(nv), 0);
-  for (const Target& t : targets)
-    if (t.rank == rank_) own = t.rows;
-  for (const Target& t : targets)
-    if (t.rank != rank_)
-      for (int j = t.rows[0]; j < t.rows[1]; ++j) check_row[static_cast<size_t>(j)] = j < own[0] || j >= own[1];
-  std::vector<int> bad(static_cast<size_t>(pool_->size() * 4), -1);
-  const int tasks = static_cast<int>(bad.size());
-  pool_->parallel_for(tasks, [&](int task, int) {
-    for (int j = nv * task / tasks; j < nv * (task + 1) / tasks; ++j) {
-      if (!check_row[static_cast<size_t>(j)]) continue;
-      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
-      if (!all_acceptable(row, nu)) {
-        bad[static_cast<size_t>(task)] = j;
-        return;
-      }
-    }
-  });
-  for (int j : bad)
-    if (j >= 0) {
-      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
-      for (int i = 0; i < nu; ++i)
-        if (!acceptable(row[i])) fail_bad_pixel(index, row[i], i, j);
-    }
   if (targets.empty())
     fail(FDK_ERROR_DUPLICATE, "projection " + std::to_string(index) + " was already pushed (every rank that needs it has it)");
   if (remote_bytes + sizeof(ViewHeader) > (uint64_t{1} << 31) - 1)
     fail(FDK_ERROR_UNSUPPORTED, "a band of projection " + std::to_string(index) + " exceeds 2 GiB, more than one MPI message carries");
+  // The rows other ranks get are checked here, before anything leaves: a
+  // band with a bad pixel must not reach a rank (this rank's own band is
+  // checked by its push). They are checked as they are copied out: one
+  // read of them, where a check before the copy took as long as the copy
+  // (docs/PERFORMANCE.md, session 42).
+  std::array<int, 2> own{0, 0};
+  std::vector<unsigned char> check_row(static_cast<size_t>(nv), 0);
+  for (const Target& t : targets)
+    if (t.rank == rank_) own = t.rows;
+  for (int j = 0; j < nv; ++j) check_row[static_cast<size_t>(j)] = j < own[0] || j >= own[1];
   make_room(remote_bytes, slots);
-  // This rank's band first: when it fails, nothing has left.
-  for (const Target& t : targets)
-    if (t.rank == rank_) {
-      local_->push_rows(index, t.rows[0], t.rows[1],
-                        reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(t.rows[0])),
-                        pitch_bytes, view);
-      delivered[static_cast<size_t>(t.rank)] = 1;
+  // Nothing leaves until this rank's own band is in: when either fails,
+  // the bands copied out are dropped unsent.
+  std::vector<Outgoing> out;
+  try {
+    int bad_row = -1;
+    for (const Target& t : targets)
+      if (t.rank != rank_) {
+        out.push_back(prepare_band(t.rank, t.shared, index, view, t.rows));
+        const int bad = copy_rows(out.back().rows, pixels, pitch_bytes, t.rows, check_row);
+        if (bad >= 0 && (bad_row < 0 || bad < bad_row)) bad_row = bad;
+      }
+    if (bad_row >= 0) {
+      const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(bad_row));
+      for (int i = 0; i < nu; ++i)
+        if (!acceptable(row[i])) fail_bad_pixel(index, row[i], i, bad_row);
     }
-  for (const Target& t : targets)
-    if (t.rank != rank_) {
-      if (t.shared)
-        send_band_shared(t.rank, index, pixels, pitch_bytes, view, t.rows);
-      else
-        send_band(t.rank, index, pixels, pitch_bytes, view, t.rows);
-      delivered[static_cast<size_t>(t.rank)] = 1;
-    }
+    for (const Target& t : targets)
+      if (t.rank == rank_) {
+        local_->push_rows(index, t.rows[0], t.rows[1],
+                          reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(t.rows[0])),
+                          pitch_bytes, view);
+        delivered[static_cast<size_t>(t.rank)] = 1;
+      }
+  } catch (...) {
+    for (Outgoing& o : out) drop(o);
+    throw;
+  }
+  for (Outgoing& o : out) {
+    send(o);
+    delivered[static_cast<size_t>(o.to)] = 1;
+  }
 }
 
 // ---- receiving ----------------------------------------------------------------

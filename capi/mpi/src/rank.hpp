@@ -89,12 +89,22 @@ class Rank {
   size_t row_bytes() const { return sizeof(float) * static_cast<size_t>(rows_->settings().config.detector.size[0]); }
   // Whether a band of `rows` rows to `to` goes through shared memory.
   bool travels_shared(int to, int rows) const;
-  void send_band(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
-                 std::array<int, 2> rows);
-  void send_band_shared(int to, int index, const float* pixels, size_t pitch_bytes, const fdk_view* view,
-                        std::array<int, 2> rows);
-  // Copies rows [rows[0], rows[1]) of a pushed view to `to`, side by side.
-  void copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows);
+  // A band for another rank, copied out of a pushed view, not sent yet:
+  // in a shared slot, or in a message's buffer after its header.
+  struct Outgoing {
+    int to = 0;
+    int slot = -1;  // -1: a message
+    ViewHeader band;
+    std::vector<char> bytes;  // the message (slot < 0)
+    char* rows = nullptr;     // where its rows go
+  };
+  Outgoing prepare_band(int to, bool shared, int index, const fdk_view* view, std::array<int, 2> rows);
+  void send(Outgoing& band);
+  void drop(Outgoing& band);  // unsent: its slot or buffer is free again
+  // Copies rows [rows[0], rows[1]) of a pushed view to `to`, side by side,
+  // checking the rows `check` marks as it goes; the first bad row, or -1.
+  int copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows,
+                const std::vector<unsigned char>& check);
   ViewHeader band_header(int index, const fdk_view* view, std::array<int, 2> rows) const;
   void post(int to, int tag, std::vector<char> bytes);
   void notify(int to, int tag, int view, fdk_status status, const std::string& message);

@@ -120,7 +120,10 @@ typedef struct fdk_mpi_context fdk_mpi_context;
    wrong themselves). One rank's argument error (a NULL config or out, a
    bad mpi_config) fails every rank at once, naming it; only MPI not
    initialised or comm MPI_COMM_NULL return on that rank alone (the others
-   then fail after timeout_s, naming no rank). */
+   then fail after timeout_s, naming no rank). A rank whose
+   fdk_config.num_threads is 0 takes its share of its host's CPU cores: the
+   cores it is bound to, when bound to fewer than the host has, else the
+   host's cores divided among the ranks on that host. */
 FDK_MPI_API fdk_status fdk_mpi_create(const fdk_config* config,
                                       const fdk_mpi_config* mpi_config,
                                       MPI_Comm comm, fdk_mpi_context** out);

@@ -1,0 +1,56 @@
+// A rank's default threads (capi/mpi/src/host_cores.hpp): its share of the
+// host's cores, or the cores it is bound to. No MPI needed.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <thread>
+
+#include "host_cores.hpp"
+
+namespace {
+
+int host_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+// Restores the thread's affinity when a test narrowed it.
+class AffinityGuard {
+ public:
+  AffinityGuard() { sched_getaffinity(0, sizeof saved_, &saved_); }
+  ~AffinityGuard() { sched_setaffinity(0, sizeof saved_, &saved_); }
+
+ private:
+  cpu_set_t saved_;
+};
+
+bool unbound() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= host_cores();
+}
+
+}  // namespace
+
+TEST(HostCores, RanksOnOneHostShareItsCores) {
+  if (!unbound()) GTEST_SKIP() << "skipped: this test runs bound to some of the host's cores";
+  const int cores = host_cores();
+  EXPECT_EQ(fdk::mpi::default_threads(1), cores);
+  EXPECT_EQ(fdk::mpi::default_threads(2), std::max(1, cores / 2));
+  EXPECT_EQ(fdk::mpi::default_threads(4 * cores), 1);  // never none
+  EXPECT_EQ(fdk::mpi::default_threads(0), cores);      // a count that cannot be: as one rank
+}
+
+TEST(HostCores, ARankBoundToFewerCoresTakesThose) {
+  if (host_cores() < 2) GTEST_SKIP() << "skipped: one core, nothing to bind to fewer of";
+  AffinityGuard restore;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(fdk::mpi::default_threads(1), 1);
+  EXPECT_EQ(fdk::mpi::default_threads(8), 1);
+}
+
+TEST(HostCores, OneHostIsNamedTheSameEachTime) {
+  const auto a = fdk::mpi::host_identity(), b = fdk::mpi::host_identity();
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a, b);
+}
