@@ -1,7 +1,7 @@
 // One program for libfdk_mpi's tests, run by mpirun with 1-4 ranks on the
 // CPU backend (tests/mpi/CMakeLists.txt). Each scenario checks what every
 // rank got and the program exits 0 only when every rank passed:
-//   identical ROOT THICKNESS [uneven|idle] [tilt|hann|measured]  the volume gathered from the
+//   identical ROOT THICKNESS [uneven|idle] [tilt|hann|measured|default-threads]  the volume gathered from the
 //                      ranks against one process's (libfdk), bit for bit
 //   mismatch           rank 1's volume differs: every rank's create fails naming it
 //   wrong-use          a push on a rank that is not the root; a read of
@@ -18,7 +18,9 @@
 #include <fdk/fdk.h>
 #include <fdk/fdk_mpi.h>
 #include <mpi.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cmath>
@@ -143,7 +145,7 @@ void compare_with_one_process(fdk_mpi_context* ctx, const fdk_test::SmallScan& s
 void identical(int argc, char** argv) {
   const int root = argc > 2 ? std::atoi(argv[2]) : 0;
   const int thickness = argc > 3 ? std::atoi(argv[3]) : 4;
-  bool uneven = false, idle = false, tilt = false, hann = false;
+  bool uneven = false, idle = false, tilt = false, hann = false, default_threads = false;
   unsigned long long small_budget = 0;  // rank 1's host budget (budget=BYTES)
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
@@ -152,6 +154,7 @@ void identical(int argc, char** argv) {
     idle |= a == "idle";
     tilt |= a == "tilt";
     hann |= a == "hann";
+    default_threads |= a == "default-threads";
     g_measured |= a == "measured";
   }
   fdk_test::SmallScan scan(32, 24, 48);
@@ -163,6 +166,7 @@ void identical(int argc, char** argv) {
     scan.reproject();
   }
   if (hann) scan.config.hann_cutoff_v = 0.5;
+  if (default_threads) scan.config.num_threads = 0;
   fdk_mpi_config m = mpi_config(root);
   if (uneven) m.capacity = 1 + g_rank;                       // 1 : 2 : 3 : 4
   if (uneven && g_rank == 0) scan.config.host_memory_budget = 64ull << 20;  // budgets may differ
@@ -178,6 +182,17 @@ void identical(int argc, char** argv) {
   std::printf("rank %d: planes [%d, %d) slabs [%d, %d) rows [%d, %d) of 48\n", g_rank, info.plane_begin, info.plane_end,
               info.slab_begin, info.slab_end, info.row_begin, info.row_end);
   if (idle && g_rank == 1) check(info.plane_begin == info.plane_end, "the idle rank owns planes");
+  // num_threads 0: a CPU rank counts its share of this host's cores (the
+  // ranks of one mpirun share it), or the cores it is bound to.
+  if (default_threads) {
+    const int host = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : host;
+    const double expected = allowed < host ? allowed : std::max(1, host / g_size);
+    check(info.capacity == expected, "rank " + std::to_string(g_rank) + "'s capacity is " + std::to_string(info.capacity) +
+                                         ", not its share of the host's cores " + std::to_string(expected));
+  }
   // The ranks of one mpirun share this host: a pushing rank's bands reach
   // every other rank through shared memory, unless FDK_MPI_SHARED_MEMORY=0.
   const char* shared_setting = std::getenv("FDK_MPI_SHARED_MEMORY");

@@ -29,9 +29,19 @@ bool unbound() {
 
 }  // namespace
 
+TEST(HostCores, AShareIsTheBoundCoresElseTheHostsDividedNeverNone) {
+  EXPECT_EQ(fdk::mpi::share_of_host(32, 0, 1), 32);
+  EXPECT_EQ(fdk::mpi::share_of_host(32, 0, 2), 16);
+  EXPECT_EQ(fdk::mpi::share_of_host(32, 0, 3), 10);
+  EXPECT_EQ(fdk::mpi::share_of_host(32, 4, 2), 4);   // bound: its cores, however many share the host
+  EXPECT_EQ(fdk::mpi::share_of_host(2, 0, 3), 1);    // more ranks than cores
+  EXPECT_EQ(fdk::mpi::share_of_host(0, 0, 0), 1);    // nothing known
+}
+
 TEST(HostCores, RanksOnOneHostShareItsCores) {
   if (!unbound()) GTEST_SKIP() << "skipped: this test runs bound to some of the host's cores";
   const int cores = host_cores();
+  EXPECT_EQ(fdk::mpi::bound_cores(), 0);
   EXPECT_EQ(fdk::mpi::default_threads(1), cores);
   EXPECT_EQ(fdk::mpi::default_threads(2), std::max(1, cores / 2));
   EXPECT_EQ(fdk::mpi::default_threads(4 * cores), 1);  // never none
@@ -45,6 +55,7 @@ TEST(HostCores, ARankBoundToFewerCoresTakesThose) {
   CPU_ZERO(&one);
   CPU_SET(0, &one);
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(fdk::mpi::bound_cores(), 1);
   EXPECT_EQ(fdk::mpi::default_threads(1), 1);
   EXPECT_EQ(fdk::mpi::default_threads(8), 1);
 }

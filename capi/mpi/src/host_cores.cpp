@@ -30,17 +30,25 @@ std::vector<int32_t> host_identity() {
   return {words[0], words[1]};
 }
 
-int default_threads(int ranks_on_host) {
-  const int host = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+int bound_cores() {
 #ifdef __linux__
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0) {
     const int allowed = CPU_COUNT(&set);
-    if (allowed > 0 && allowed < host) return allowed;
+    if (allowed > 0 && allowed < static_cast<int>(std::thread::hardware_concurrency())) return allowed;
   }
 #endif
-  return std::max(1, host / std::max(1, ranks_on_host));
+  return 0;
+}
+
+int share_of_host(int host_cores, int bound_cores, int ranks_on_host) {
+  if (bound_cores > 0) return bound_cores;
+  return std::max(1, std::max(1, host_cores) / std::max(1, ranks_on_host));
+}
+
+int default_threads(int ranks_on_host) {
+  return share_of_host(static_cast<int>(std::thread::hardware_concurrency()), bound_cores(), ranks_on_host);
 }
 
 }  // namespace fdk::mpi

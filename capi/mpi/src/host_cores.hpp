@@ -13,9 +13,13 @@ namespace fdk::mpi {
 // Words naming this host (its name and boot), the same on every rank of it.
 std::vector<int32_t> host_identity();
 
-// A rank's default threads: the cores it may run on when it was bound to
-// fewer than the host has (mpirun --bind-to), else the host's cores shared
-// out among the `ranks_on_host` ranks there.
-int default_threads(int ranks_on_host);
+// The cores this process is bound to (mpirun --bind-to) when fewer than the
+// host has, else 0.
+int bound_cores();
+
+// A rank's default threads: the cores it is bound to, when bound, else the
+// host's cores shared out among the `ranks_on_host` ranks there; never 0.
+int share_of_host(int host_cores, int bound_cores, int ranks_on_host);
+int default_threads(int ranks_on_host);  // of this process
 
 }  // namespace fdk::mpi

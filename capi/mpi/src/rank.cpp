@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <map>
 #include <new>
 
 #include "backend_choice.hpp"
@@ -79,12 +80,19 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
                                            std::to_string(size_) + " (or FDK_MPI_EVERY_RANK)");
     rows_ = std::make_unique<ScanRows>(*given);
     v.data = fingerprint(rows_->settings().config, given->scan, mpi_);
-    const double capacity = mpi_.capacity > 0 ? mpi_.capacity : mpi_.capacity < 0 ? 0 : measured_capacity(rows_->settings());
+    // After the fingerprint: the capacity (2 words), the host (2), whether
+    // the capacity counts the host's cores by default (then it becomes the
+    // rank's share of them, once the ranks on each host are known), and
+    // the cores this rank is bound to.
+    const MeasuredCapacity measured = mpi_.capacity == 0 ? measured_capacity(rows_->settings()) : MeasuredCapacity{};
+    const double capacity = mpi_.capacity > 0 ? mpi_.capacity : mpi_.capacity < 0 ? 0 : measured.value;
     int32_t words[2];
     std::memcpy(words, &capacity, sizeof capacity);
     v.data.push_back(words[0]);
     v.data.push_back(words[1]);
     for (int32_t w : host_identity()) v.data.push_back(w);
+    v.data.push_back(measured.default_cpu_threads ? 1 : 0);
+    v.data.push_back(bound_cores());
   });
   auto verdicts = gather_verdicts(comm_, mine, mpi_.timeout_s, "fdk_mpi_create");
   throw_if_any_failed(verdicts);
@@ -98,14 +106,20 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
                  "precision, slab_thickness and fdk_mpi_config.root (budgets, backend, devices and threads may "
                  "differ); or the ranks passed different communicators");
   std::vector<double> capacity(static_cast<size_t>(size_));
-  int ranks_here = 0;  // on this rank's host, this one too
-  const auto& mine_data = verdicts[static_cast<size_t>(rank_)].data;
+  const size_t at_host = groups.size() + 2, at_cores = at_host + 2;
+  const auto host_of = [&](int r) {
+    const auto& d = verdicts[static_cast<size_t>(r)].data;
+    return std::make_pair(d[at_host], d[at_host + 1]);
+  };
+  std::map<std::pair<int32_t, int32_t>, int> ranks_on;
+  for (int r = 0; r < size_; ++r) ++ranks_on[host_of(r)];
   for (int r = 0; r < size_; ++r) {
     const auto& d = verdicts[static_cast<size_t>(r)].data;
-    std::memcpy(&capacity[static_cast<size_t>(r)], &d[groups.size()], sizeof(double));
-    ranks_here += std::equal(d.begin() + static_cast<std::ptrdiff_t>(groups.size()) + 2, d.end(),
-                             mine_data.begin() + static_cast<std::ptrdiff_t>(groups.size()) + 2, mine_data.end());
+    double& cap = capacity[static_cast<size_t>(r)];
+    std::memcpy(&cap, &d[groups.size()], sizeof(double));
+    if (d[at_cores]) cap = share_of_host(static_cast<int>(cap), d[at_cores + 1], ranks_on[host_of(r)]);
   }
+  const int ranks_here = ranks_on[host_of(rank_)];
   fdk_config config = *given;
   if (config.num_threads == 0) config.num_threads = default_threads(ranks_here);
   const fdk_config& c = rows_->settings().config;
