@@ -279,6 +279,14 @@ void wrong_use() {
     bad[bad.size() - 3] = std::nanf("");
     check(fdk_mpi_push_projection(ctx, 0, bad.data(), scan.pitch(), nullptr) == FDK_ERROR_INVALID_ARGUMENT, "NaN pushed");
     check(contains(fdk_mpi_last_error(ctx), "non-finite pixel at column 45, row 47"), fdk_mpi_last_error(ctx));
+    // Refused again and again: each refusal gives back the shared slot its
+    // band was copied into (a rank has at most 64), or the views below
+    // would wait for a slot until the timeout.
+    for (int again = 0; again < 70; ++again)
+      if (fdk_mpi_push_projection(ctx, 0, bad.data(), scan.pitch(), nullptr) != FDK_ERROR_INVALID_ARGUMENT) {
+        check(false, "NaN pushed again: " + std::string(fdk_mpi_last_error(ctx)));
+        break;
+      }
     check(fdk_mpi_push_projection(ctx, 99, scan.pixels(0), scan.pitch(), nullptr) == FDK_ERROR_OUT_OF_RANGE, "index 99");
     check(fdk_mpi_push_projection(ctx, 0, scan.pixels(0), 3, nullptr) == FDK_ERROR_INVALID_ARGUMENT, "pitch 3");
   }
