@@ -107,6 +107,12 @@ Rank::Rank(const fdk_config* given, const fdk_mpi_config& mpi, MPI_Comm comm, co
                  "differ); or the ranks passed different communicators");
   std::vector<double> capacity(static_cast<size_t>(size_));
   const size_t at_host = groups.size() + 2, at_cores = at_host + 2;
+  for (int r = 0; r < size_; ++r)
+    if (verdicts[static_cast<size_t>(r)].data.size() != at_cores + 2)
+      fail(FDK_ERROR_INVALID_ARGUMENT, "rank " + std::to_string(r) + " runs another version of libfdk_mpi (its " +
+                                           "exchange at fdk_mpi_create has " +
+                                           std::to_string(verdicts[static_cast<size_t>(r)].data.size()) +
+                                           " words, not " + std::to_string(at_cores + 2) + ")");
   const auto host_of = [&](int r) {
     const auto& d = verdicts[static_cast<size_t>(r)].data;
     return std::make_pair(d[at_host], d[at_host + 1]);
