@@ -704,16 +704,17 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // stands further off than both fits' bias and twice their sigmas keeps
   // it from being taken alone. A loose mirror fit is no check on it (the
   // 128-column scan of test_convert_estimate: the orbit line within 0.02
-  // deg of 1 deg, the mirror 0.144 off, sigma 0.049), but is on the
-  // all-lines fit, at four sigmas, which is then as loose as they disagree
-  // (docs/ACCURACY.md, session 42: a small head at magnification 1.1).
+  // deg of 1 deg, the mirror 0.144 off, sigma 0.049), but is on an
+  // all-lines fit where the orbit line pinned nothing (after a refuted
+  // one, a biased sum replaced a right fit), at four sigmas; that fit is
+  // then as loose as they disagree (docs/ACCURACY.md, session 42).
   const auto apart = [&](double sigmas) {
     return mirror.found && std::fabs(e.tilt_deg - mirror.tilt_deg) >
                                std::max(kMirrorBias, sigmas * std::hypot(e.tilt_sigma_deg, mirror.sigma_deg));
   };
-  const bool precise = mirror.sigma_deg <= kTiltReportSigma, orbit_taken = check.orbit && !(precise && apart(2));
-  if (check.orbit && !orbit_taken) e.tilt_deg = degrees(s.c.tilt), e.tilt_sigma_deg = all_sigma;
-  if (with_tilt && !orbit_taken && ((precise && apart(2)) || apart(4)))
+  const bool precise = mirror.sigma_deg <= kTiltReportSigma;
+  if (check.orbit && precise && apart(2)) e.tilt_deg = degrees(s.c.tilt), e.tilt_sigma_deg = all_sigma;
+  if (with_tilt && !check.orbit && ((precise && apart(2)) || apart(4)))
     e.tilt_sigma_deg = std::max(e.tilt_sigma_deg, std::fabs(e.tilt_deg - mirror.tilt_deg));
   const bool by_mirror = mirror.found && e.tilt_sigma_deg > kTiltReportSigma && mirror.sigma_deg < e.tilt_sigma_deg;
   if (by_mirror) {
