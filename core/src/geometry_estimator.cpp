@@ -714,7 +714,7 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   };
   const bool precise = mirror.sigma_deg <= kTiltReportSigma;
   if (check.orbit && precise && apart(2)) e.tilt_deg = degrees(s.c.tilt), e.tilt_sigma_deg = all_sigma;
-  if (with_tilt && !check.orbit && ((precise && apart(2)) || apart(4)))
+  if (!check.orbit && ((precise && apart(2)) || apart(4)))
     e.tilt_sigma_deg = std::max(e.tilt_sigma_deg, std::fabs(e.tilt_deg - mirror.tilt_deg));
   const bool by_mirror = mirror.found && e.tilt_sigma_deg > kTiltReportSigma && mirror.sigma_deg < e.tilt_sigma_deg;
   if (by_mirror) {

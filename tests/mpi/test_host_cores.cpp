@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <cstdint>
+#include <cstring>
 #include <thread>
+#include <vector>
 
 #include "host_cores.hpp"
 
@@ -60,8 +63,14 @@ TEST(HostCores, ARankBoundToFewerCoresTakesThose) {
   EXPECT_EQ(fdk::mpi::default_threads(8), 1);
 }
 
-TEST(HostCores, OneHostIsNamedTheSameEachTime) {
+TEST(HostCores, OneHostIsNamedTheSameEachTimeFromWhatItReads) {
   const auto a = fdk::mpi::host_identity(), b = fdk::mpi::host_identity();
   ASSERT_EQ(a.size(), 2u);
   EXPECT_EQ(a, b);
+  // Not the hash of nothing (FNV-1a's basis): a host whose name and boot
+  // were not read would share its identity with every other such host.
+  const uint64_t basis = 1469598103934665603ull;
+  int32_t nothing[2];
+  std::memcpy(nothing, &basis, sizeof basis);
+  EXPECT_NE(a, (std::vector<int32_t>{nothing[0], nothing[1]}));
 }

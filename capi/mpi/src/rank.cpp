@@ -348,10 +348,8 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
   // read of them, where a check before the copy took as long as the copy
   // (docs/PERFORMANCE.md, session 42).
   std::array<int, 2> own{0, 0};
-  std::vector<unsigned char> check_row(static_cast<size_t>(nv), 0);
   for (const Target& t : targets)
     if (t.rank == rank_) own = t.rows;
-  for (int j = 0; j < nv; ++j) check_row[static_cast<size_t>(j)] = j < own[0] || j >= own[1];
   make_room(remote_bytes, slots);
   // Nothing leaves until this rank's own band is in: when either fails,
   // the bands copied out are dropped unsent.
@@ -361,7 +359,7 @@ void Rank::push(int index, const float* pixels, size_t pitch_bytes, const fdk_vi
     for (const Target& t : targets)
       if (t.rank != rank_) {
         out.push_back(prepare_band(t.rank, t.shared, index, view, t.rows));
-        const int bad = copy_rows(out.back().rows, pixels, pitch_bytes, t.rows, check_row);
+        const int bad = copy_rows(out.back().rows, pixels, pitch_bytes, t.rows, own);
         if (bad >= 0 && (bad_row < 0 || bad < bad_row)) bad_row = bad;
       }
     if (bad_row >= 0) {

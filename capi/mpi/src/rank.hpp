@@ -102,9 +102,9 @@ class Rank {
   void send(Outgoing& band);
   void drop(Outgoing& band);  // unsent: its slot or buffer is free again
   // Copies rows [rows[0], rows[1]) of a pushed view to `to`, side by side,
-  // checking the rows `check` marks as it goes; the first bad row, or -1.
-  int copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows,
-                const std::vector<unsigned char>& check);
+  // checking as it goes those outside `own` (this rank's band, which its
+  // own push checks); the first bad row, or -1.
+  int copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows, std::array<int, 2> own);
   ViewHeader band_header(int index, const fdk_view* view, std::array<int, 2> rows) const;
   void post(int to, int tag, std::vector<char> bytes);
   void notify(int to, int tag, int view, fdk_status status, const std::string& message);

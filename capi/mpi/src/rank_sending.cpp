@@ -87,7 +87,7 @@ ViewHeader Rank::band_header(int index, const fdk_view* view, std::array<int, 2>
 }
 
 int Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::array<int, 2> rows,
-                    const std::vector<unsigned char>& check) {
+                    std::array<int, 2> own) {
   const size_t row_bytes = this->row_bytes();
   const int nu = static_cast<int>(row_bytes / sizeof(float));
   const int count = rows[1] - rows[0];
@@ -98,7 +98,7 @@ int Rank::copy_rows(char* to, const float* pixels, size_t pitch_bytes, std::arra
       const float* row = reinterpret_cast<const float*>(reinterpret_cast<const char*>(pixels) + pitch_bytes * static_cast<size_t>(j));
       std::memcpy(to + row_bytes * static_cast<size_t>(j - rows[0]), row, row_bytes);
       // Checked in the copy, still in cache.
-      if (bad[static_cast<size_t>(task)] < 0 && check[static_cast<size_t>(j)] &&
+      if (bad[static_cast<size_t>(task)] < 0 && (j < own[0] || j >= own[1]) &&
           !all_acceptable(reinterpret_cast<const float*>(to + row_bytes * static_cast<size_t>(j - rows[0])), nu))
         bad[static_cast<size_t>(task)] = j;
     }
