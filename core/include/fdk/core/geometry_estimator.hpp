@@ -30,6 +30,9 @@ namespace conjugate {
 struct RowPlan;
 struct KeptView;
 }  // namespace conjugate
+namespace symmetry {
+class RowSums;
+}  // namespace symmetry
 
 struct GeometryEstimate {
   double offset_u_mm = 0;       // add to every view's projection_offset_x
@@ -53,6 +56,7 @@ class GeometryEstimator {
   // (INVALID_ARGUMENT) when the scan cannot be estimated at all (fewer than
   // 2 views, a detector of fewer than 8 columns).
   GeometryEstimator(std::vector<fdk_view> views, const fdk_detector& detector, uint64_t memory_limit = 0);
+  ~GeometryEstimator();
 
   // Host memory the kept rows take at most, for the budgets.
   uint64_t memory_bytes() const;
@@ -95,6 +99,8 @@ class GeometryEstimator {
   std::shared_ptr<uint16_t> block_;  // the kept views' rows, one slot each
   size_t slot_size_ = 0;             // codes per slot
   std::vector<char> slot_taken_;     // per slot: written by a view's first push (mutex_)
+  // The kept views' rows summed (axis_moments.hpp): the tilt's first moments.
+  std::unique_ptr<symmetry::RowSums> sums_;
   uint64_t revision_ = 0;            // views kept or replaced so far (mutex_)
   mutable std::mutex mutex_;
 
