@@ -15,9 +15,8 @@ constexpr double kPi = 3.14159265358979323846;
 // The kept rows of `weighted` views, summed with their weights, every row
 // (the mirror fit reads them along v with a Gaussian, the bands' margins
 // its reach) and columns binned by `bin`.
-ViewSum view_sum(const conjugate::RowPlan& plan,
-                           const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
-                           const std::vector<std::pair<size_t, double>>& weighted, const fdk_detector& d, int bin) {
+ViewSum view_sum(const conjugate::RowPlan& plan, const std::vector<std::shared_ptr<const conjugate::KeptView>>& kept,
+                 const std::vector<std::pair<size_t, double>>& weighted, const fdk_detector& d, int bin) {
   const int columns = d.size[0];
   ViewSum s;
   s.bin = bin;
@@ -45,13 +44,6 @@ ViewSum view_sum(const conjugate::RowPlan& plan,
   }
   return s;
 }
-
-// The tilt from the mirror symmetry of the views' sum (axis_symmetry.hpp),
-// in the rows kept, where each half of the kept views (every other one by
-// angle) covers the full circle (weighted_half), binned to at most 256
-// columns. Its sigma is the larger of the fit's (axis_symmetry.cpp:
-// residual, curvature, a coarser blur's change) and half the difference
-// between the fits of the two halves (each a full circle too).
 
 // The mirror fit of two halves' sums (each a full circle of `views` views
 // in all): the line of the whole sum, the halves' tilts from it.
@@ -90,8 +82,7 @@ MirrorTilt bands_mirror_tilt(const conjugate::RowPlan& plan,
   const auto even_views = weighted_half(by_angle, 0), odd_views = weighted_half(by_angle, 1);
   if (even_views.empty() || odd_views.empty()) return MirrorTilt{};
   const int bin = std::max(1, (d.size[0] + 255) / 256);
-  const ViewSum half[2] = {view_sum(plan, kept, even_views, d, bin),
-                                     view_sum(plan, kept, odd_views, d, bin)};
+  const ViewSum half[2] = {view_sum(plan, kept, even_views, d, bin), view_sum(plan, kept, odd_views, d, bin)};
   const double row = (-views[0].projection_offset_y - d.origin[1]) / d.spacing[1];  // the principal point's
   return mirror_of_halves(half, row, axis_column, static_cast<int>(by_angle.size()), pool);
 }
@@ -135,6 +126,5 @@ MirrorTilt rows_mirror_tilt(const RowSums::Halves& h, const fdk_view& view, cons
   m.every_row = true;
   return m;
 }
-
 
 }  // namespace fdk::symmetry
