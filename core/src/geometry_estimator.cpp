@@ -468,8 +468,9 @@ GeometryEstimator::GeometryEstimator(std::vector<fdk_view> views, const fdk_dete
   stride_ = static_cast<int>((views_.size() + kMaxKeptViews - 1) / kMaxKeptViews);
   std::vector<fdk_view> kept_views;
   for (size_t k = 0; k < views_.size(); k += static_cast<size_t>(stride_)) kept_views.push_back(views_[k]);
-  // The rows' sums take a quarter of the limit at most, the bands the rest.
-  sums_ = std::make_unique<symmetry::RowSums>(kept_views, detector_.size[1], detector_.size[0], memory_limit_ / 4);
+  // Every row binned takes a quarter of the limit at most, the bands the rest.
+  sums_ = std::make_unique<symmetry::RowSums>(kept_views.size(), detector_.size[1], detector_.size[0],
+                                              memory_limit_ / 4);
   plan_ = std::make_shared<const conjugate::RowPlan>(
       conjugate::plan_rows(kept_views, detector_, memory_limit_ - sums_->memory_bytes()));
   kept_.resize(views_.size());
@@ -608,16 +609,13 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // sharp-edged sum (the drilled cylinder at -2 px, -0.3 deg: 0.039 deg
   // off, sigma below 0.01; the conjugate rays: 0.001 deg, sigma 0.029).
   const double axis_guess = (-views[0].projection_offset_x - s.c.offset - detector_.origin[0]) / detector_.spacing[0];
-  // Every row's sum where the scan gave it (a full circle, every kept
-  // view once), else the bands'.
+  // Every row's sum where the views kept cover the circle, else the bands'.
   symmetry::RowSums::Halves halves;
   std::vector<fdk_view> kept_now;
   for (size_t k = 0; k < views.size(); k += static_cast<size_t>(stride_)) kept_now.push_back(views[k]);
-  const bool every_row = sums_->halves(kept_now, halves);
-  const int circle = static_cast<int>(kept_now.size());
-  symmetry::MirrorTilt mirror =
-      every_row ? symmetry::rows_mirror_tilt(halves, views[0], detector_, axis_guess, circle, &pool)
-                : symmetry::MirrorTilt{};
+  symmetry::MirrorTilt mirror = sums_->halves(kept_now, halves, &pool)
+                                    ? symmetry::rows_mirror_tilt(halves, views[0], detector_, axis_guess, &pool)
+                                    : symmetry::MirrorTilt{};
   // The bands' fit where every row's is loose or missing, if at least twice
   // as precise: a small head at magnification 1.1 is fitted 0.455 deg for
   // 0.5 (sigma 0.033) on the bands, 0.379 (sigma 0.080) on every row; one

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <utility>
 
 #include "axis_symmetry.hpp"
@@ -88,7 +89,7 @@ MirrorTilt bands_mirror_tilt(const conjugate::RowPlan& plan,
 }
 
 MirrorTilt rows_mirror_tilt(const RowSums::Halves& h, const fdk_view& view, const fdk_detector& d,
-                            double axis_column, int views, ThreadPool* pool) {
+                            double axis_column, ThreadPool* pool) {
   // Rows without the object are symmetric whatever the line: compared,
   // they only took the place of rows with it (a small head at
   // magnification 1.1: 13 of 43).
@@ -104,25 +105,20 @@ MirrorTilt rows_mirror_tilt(const RowSums::Halves& h, const fdk_view& view, cons
   while (last > first && range_of(last) < 0.05 * widest) --last;
   first = std::max(0, first - 4), last = std::min(h.rows - 1, last + 4);  // the Gaussian's reach along v
   const int rows = last - first + 1;
-  const int bin = std::max(1, (h.columns + 255) / 256);
   ViewSum half[2];
   for (int p = 0; p < 2; ++p) {
     ViewSum& s = half[p];
-    s.bin = bin;
+    s.bin = h.column_bin;
     s.row_bin = h.row_bin;
     s.aspect = d.spacing[1] / d.spacing[0];
-    s.columns = h.columns / bin;
+    s.columns = h.columns;
     s.bands.push_back({first * h.row_bin, rows});
     s.row_stride = std::max(1, rows / 40);
-    s.pixels.assign(static_cast<size_t>(rows) * static_cast<size_t>(s.columns), 0.0);
-    for (int r = 0; r < rows; ++r)
-      for (int x = 0; x < s.columns; ++x)
-        for (int c = 0; c < bin; ++c)
-          s.pixels[static_cast<size_t>(r) * s.columns + x] +=
-              h.sum[p][static_cast<size_t>(first + r) * h.columns + x * bin + c];
+    const auto from = h.sum[p].begin() + static_cast<std::ptrdiff_t>(first) * h.columns;
+    s.pixels.assign(from, from + static_cast<std::ptrdiff_t>(rows) * h.columns);
   }
   const double row = (-view.projection_offset_y - d.origin[1]) / d.spacing[1];
-  MirrorTilt m = mirror_of_halves(half, row, axis_column, views, pool);
+  MirrorTilt m = mirror_of_halves(half, row, axis_column, h.views, pool);
   m.every_row = true;
   return m;
 }

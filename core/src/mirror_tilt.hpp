@@ -40,9 +40,9 @@ MirrorTilt bands_mirror_tilt(const conjugate::RowPlan& plan,
                              const std::vector<fdk_view>& views, const fdk_detector& d, double axis_column,
                              ThreadPool* pool);
 
-// On the rows the object spans of `h` (every view of the circle summed):
-// about 40 binned rows compared, columns binned to at most 256.
+// On the rows the object spans of `h` (every row of the views kept,
+// summed): about 40 binned rows compared.
 MirrorTilt rows_mirror_tilt(const RowSums::Halves& h, const fdk_view& view, const fdk_detector& d,
-                            double axis_column, int views, ThreadPool* pool);
+                            double axis_column, ThreadPool* pool);
 
 }  // namespace fdk::symmetry

@@ -16,6 +16,8 @@ namespace {
 // rows (for the push's time), where an object a few bins tall may alias
 // again (not measured).
 constexpr int kMaxRows = 256;
+// Binned columns at most: what the mirror fit bins the sum to.
+constexpr int kMaxColumns = 256;
 // Binned rows a tilt needs: the fit's reach along v and more.
 constexpr int kMinRows = 16;
 
@@ -49,75 +51,118 @@ std::vector<std::pair<size_t, double>> weighted_half(const std::vector<std::pair
   return out;
 }
 
-RowSums::RowSums(const std::vector<fdk_view>& views, int rows, int columns, uint64_t memory_limit) {
-  if (views.size() < 16 || rows < kMinRows || columns < 8) return;
-  for (const fdk_view& v : views)
-    if (!on_circle(v, views[0])) return;
-  std::vector<std::pair<double, size_t>> by_angle;
-  for (size_t k = 0; k < views.size(); ++k) by_angle.push_back({wrapped(views[k].gantry_angle_deg), k});
-  std::sort(by_angle.begin(), by_angle.end());
-  const auto even = weighted_half(by_angle, 0), odd = weighted_half(by_angle, 1);
-  if (even.empty() || odd.empty()) return;
-  const uint64_t row_bytes = 2 * sizeof(float) * static_cast<uint64_t>(columns);
+RowSums::RowSums(size_t views, int rows, int columns, uint64_t memory_limit) {
+  if (views < 16 || rows < kMinRows || columns < 8) return;
+  const int column_bin = (columns + kMaxColumns - 1) / kMaxColumns;
+  const uint64_t row_bytes = sizeof(uint16_t) * static_cast<uint64_t>(columns / column_bin) * views;
   const int fit = static_cast<int>(std::min<uint64_t>(kMaxRows, memory_limit / row_bytes));
   if (fit < kMinRows) return;
   // Whole bins only (a bin's centre is where the mirror fit takes it).
-  row_bin_ = (rows + fit - 1) / fit;
-  rows_ = rows / row_bin_;
-  if (rows_ < kMinRows) return;
-  columns_ = columns;
-  nominal_ = views;
-  weight_.assign(views.size(), 0.0);
-  added_.assign(views.size(), 0);
-  for (int h = 0; h < 2; ++h) sum_[h].assign(static_cast<size_t>(rows_) * static_cast<size_t>(columns), 0.0f);
-  std::vector<signed char> half(views.size(), -1);
-  for (const auto& [k, w] : even) half[k] = 0, weight_[k] = w;
-  for (const auto& [k, w] : odd) half[k] = 1, weight_[k] = w;
-  half_ = std::move(half);
+  const int row_bin = (rows + fit - 1) / fit;
+  if (rows / row_bin < kMinRows) return;
+  row_bin_ = row_bin, column_bin_ = column_bin;
+  columns_ = columns / column_bin;
+  rows_ = rows / row_bin;
+  const size_t slot = static_cast<size_t>(rows_) * static_cast<size_t>(columns_);
+  // Zeroed (so touched) here, as the kept bands' block: the push then
+  // writes into pages already there.
+  block_ = std::shared_ptr<uint16_t>(new uint16_t[views * slot](), std::default_delete<uint16_t[]>());
+  slot_taken_.assign(views, 0);
+  kept_.resize(views);
 }
 
 uint64_t RowSums::memory_bytes() const {
-  return usable() ? 2 * sizeof(float) * static_cast<uint64_t>(rows_) * static_cast<uint64_t>(columns_) : 0;
+  return usable() ? sizeof(uint16_t) * static_cast<uint64_t>(rows_) * static_cast<uint64_t>(columns_) * kept_.size()
+                  : 0;
 }
 
 void RowSums::add(size_t index, const float* pixels, size_t pitch_bytes, ThreadPool* pool) {
-  if (!usable() || index >= half_.size() || half_[index] < 0) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  // A view added twice spoils the sums (its first rows are not kept to take
-  // out again): halves() then gives none.
-  if (++added_[index] > 1) return;
-  float* to = sum_[half_[index]].data();
-  const float w = static_cast<float>(weight_[index]);
+  if (!usable() || index >= kept_.size()) return;
   // A bin's one or two middle rows (centred as the bin is): the sums of a
   // 4096-row detector read an eighth of each view, not all of it; (b)'s
   // 1012 rows, half (bins of 4).
   const int first = (row_bin_ - 1) / 2, count = 2 - row_bin_ % 2;
+  const size_t slot = static_cast<size_t>(rows_) * static_cast<size_t>(columns_);
+  std::vector<float> binned(slot, 0.0f);
   const auto rows = [&](int begin, int end) {
     for (int j = begin; j < end; ++j) {
-      float* row = to + static_cast<size_t>(j) * static_cast<size_t>(columns_);
+      float* to = binned.data() + static_cast<size_t>(j) * static_cast<size_t>(columns_);
       for (int r = j * row_bin_ + first; r < j * row_bin_ + first + count; ++r) {
         const char* bytes = reinterpret_cast<const char*>(pixels) + static_cast<size_t>(r) * pitch_bytes;
         const float* from = reinterpret_cast<const float*>(bytes);
-        for (int k = 0; k < columns_; ++k) row[k] += w * from[k];
+        for (int x = 0; x < columns_; ++x)
+          for (int c = 0; c < column_bin_; ++c) to[x] += from[x * column_bin_ + c];
       }
     }
   };
-  if (!pool) return rows(0, rows_);
-  const int tasks = std::min(rows_, 4 * pool->size());
-  pool->parallel_for(tasks, [&](int t, int) { rows(rows_ * t / tasks, rows_ * (t + 1) / tasks); });
+  if (!pool) {
+    rows(0, rows_);
+  } else {
+    const int tasks = std::min(rows_, 4 * pool->size());
+    pool->parallel_for(tasks, [&](int t, int) { rows(rows_ * t / tasks, rows_ * (t + 1) / tasks); });
+  }
+  const auto [lo, hi] = std::minmax_element(binned.begin(), binned.end());
+  auto kv = std::make_shared<Kept>();
+  kv->base = *lo;
+  kv->step = (*hi - *lo) / 65535.0f;
+  {
+    // A view's first push writes its slot of the block; one pushed again
+    // gets codes of its own, so that halves() reading the first never sees
+    // them change.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!slot_taken_[index]) {
+      slot_taken_[index] = 1;
+      kv->q = std::shared_ptr<uint16_t>(block_, block_.get() + index * slot);
+    }
+  }
+  if (!kv->q) kv->q = std::shared_ptr<uint16_t>(new uint16_t[slot], std::default_delete<uint16_t[]>());
+  for (size_t i = 0; i < slot; ++i)
+    kv->q.get()[i] = kv->step > 0 ? static_cast<uint16_t>(std::lround((binned[i] - kv->base) / kv->step)) : 0;
+  std::lock_guard<std::mutex> lock(mutex_);
+  kept_[index] = std::move(kv);
 }
 
-bool RowSums::halves(const std::vector<fdk_view>& views, Halves& out) const {
-  if (!usable() || views.size() != nominal_.size()) return false;
-  for (size_t k = 0; k < views.size(); ++k)
-    if (half_[k] >= 0 && (!on_circle(views[k], nominal_[0]) ||
-                          !close(views[k].gantry_angle_deg, nominal_[k].gantry_angle_deg)))
-      return false;
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (size_t k = 0; k < half_.size(); ++k)
-    if (half_[k] >= 0 && added_[k] != 1) return false;
-  out.row_bin = row_bin_, out.rows = rows_, out.columns = columns_;
-  for (int h = 0; h < 2; ++h) out.sum[h].assign(sum_[h].begin(), sum_[h].end());
+bool RowSums::halves(const std::vector<fdk_view>& views, Halves& out, ThreadPool* pool) const {
+  if (!usable() || views.size() != kept_.size()) return false;
+  std::vector<std::shared_ptr<const Kept>> kept;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept = kept_;
+  }
+  std::vector<std::pair<double, size_t>> by_angle;
+  const fdk_view* first = nullptr;
+  for (size_t k = 0; k < kept.size(); ++k) {
+    if (!kept[k]) continue;
+    if (!first) first = &views[k];
+    if (!on_circle(views[k], *first)) return false;
+    by_angle.push_back({wrapped(views[k].gantry_angle_deg), k});
+  }
+  if (by_angle.size() < 16) return false;
+  std::sort(by_angle.begin(), by_angle.end());
+  const std::vector<std::pair<size_t, double>> part[2] = {weighted_half(by_angle, 0), weighted_half(by_angle, 1)};
+  if (part[0].empty() || part[1].empty()) return false;
+  out.row_bin = row_bin_, out.column_bin = column_bin_, out.rows = rows_, out.columns = columns_;
+  out.views = static_cast<int>(by_angle.size());
+  const size_t slot = static_cast<size_t>(rows_) * static_cast<size_t>(columns_);
+  for (int h = 0; h < 2; ++h) {
+    std::vector<double>& sum = out.sum[h];
+    sum.assign(slot, 0.0);
+    // By rows on the pool, each row's views in angle order: the same sums
+    // on any number of threads.
+    const auto rows = [&](int begin, int end) {
+      for (const auto& [view, w] : part[h]) {
+        const Kept& kv = *kept[view];
+        for (size_t i = static_cast<size_t>(begin) * columns_; i < static_cast<size_t>(end) * columns_; ++i)
+          sum[i] += w * (kv.base + kv.step * kv.q.get()[i]);
+      }
+    };
+    if (!pool) {
+      rows(0, rows_);
+    } else {
+      const int tasks = std::min(rows_, 4 * pool->size());
+      pool->parallel_for(tasks, [&](int t, int) { rows(rows_ * t / tasks, rows_ * (t + 1) / tasks); });
+    }
+  }
   return true;
 }
 

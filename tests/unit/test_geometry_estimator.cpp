@@ -591,63 +591,78 @@ std::vector<fdk_view> circle(int views, double arc_deg) {
   return out;
 }
 
-// The sums stand for the whole circle or for nothing: every view in once,
-// at the angle it was weighted for.
-TEST(RowSums, GiveNothingUntilEveryViewIsInOnce) {
+// A view pushed again replaces its rows: the sums are then those of the
+// views as they are now, whatever came before.
+TEST(RowSums, AViewPushedAgainReplacesItsRows) {
   using fdk::symmetry::RowSums;
   const std::vector<fdk_view> views = circle(32, 360);
-  RowSums sums(views, 64, 16, 1 << 20);
+  RowSums sums(views.size(), 64, 16, 1 << 20);
   ASSERT_TRUE(sums.usable());
-  EXPECT_EQ(sums.memory_bytes(), 2u * 64 * 16 * sizeof(float));
-  const std::vector<float> image(16 * 64, 1.0f);
+  EXPECT_EQ(sums.memory_bytes(), 32u * 64 * 16 * sizeof(uint16_t));
+  const std::vector<float> image(16 * 64, 1.0f), other(16 * 64, 5.0f);
   RowSums::Halves h;
-  for (size_t k = 0; k < 31; ++k) sums.add(k, image.data(), 16 * sizeof(float), nullptr);
-  EXPECT_FALSE(sums.halves(views, h)) << "a view missing";
+  for (size_t k = 0; k < 16; ++k) sums.add(k, image.data(), 16 * sizeof(float), nullptr);
+  EXPECT_FALSE(sums.halves(views, h, nullptr)) << "half the circle";
   fdk::ThreadPool pool(3);
-  sums.add(31, image.data(), 16 * sizeof(float), &pool);
-  ASSERT_TRUE(sums.halves(views, h));
+  sums.add(5, other.data(), 16 * sizeof(float), &pool);
+  for (size_t k = 16; k < 32; ++k) sums.add(k, image.data(), 16 * sizeof(float), &pool);
+  ASSERT_TRUE(sums.halves(views, h, &pool));
   EXPECT_EQ(h.rows, 64);
-  EXPECT_EQ(h.row_bin, 1);
-  for (int p = 0; p < 2; ++p)
-    for (double v : h.sum[p]) ASSERT_NEAR(v, 360.0, 1e-3) << "each half weighs a full circle";
-  std::vector<fdk_view> moved = views;
-  moved[3].gantry_angle_deg += 1;
-  EXPECT_FALSE(sums.halves(moved, h)) << "a view moved off the angle it was weighted for";
+  EXPECT_EQ(h.columns, 16);
+  EXPECT_EQ(h.views, 32);
+  const double odd = h.sum[1][0];  // view 5's half (every other view by angle)
+  EXPECT_GT(odd, 360.0 + 1.0) << "the other rows counted";
   sums.add(5, image.data(), 16 * sizeof(float), nullptr);
-  EXPECT_FALSE(sums.halves(views, h)) << "a view added twice";
+  RowSums::Halves again;
+  ASSERT_TRUE(sums.halves(views, again, nullptr));
+  for (int p = 0; p < 2; ++p)
+    for (double v : again.sum[p]) ASSERT_NEAR(v, 360.0, 1e-3) << "each half weighs a full circle, view 5 replaced";
 }
 
-TEST(RowSums, OnlyForOneFullCircle) {
+TEST(RowSums, OnlyForOneFullCircleOfOneGeometry) {
   using fdk::symmetry::RowSums;
-  EXPECT_FALSE(RowSums(circle(32, 270), 64, 16, 1 << 20).usable()) << "an arc";
+  const std::vector<float> image(16 * 64, 1.0f);
+  const auto filled = [&](const std::vector<fdk_view>& views, RowSums::Halves& h) {
+    RowSums sums(views.size(), 64, 16, 1 << 20);
+    for (size_t k = 0; k < views.size(); ++k) sums.add(k, image.data(), 16 * sizeof(float), nullptr);
+    return sums.halves(views, h, nullptr);
+  };
+  RowSums::Halves h;
+  EXPECT_TRUE(filled(circle(32, 360), h));
+  EXPECT_FALSE(filled(circle(32, 270), h)) << "an arc";
   std::vector<fdk_view> views = circle(32, 360);
   views[7].in_plane_angle_deg = 0.5;
-  EXPECT_FALSE(RowSums(views, 64, 16, 1 << 20).usable()) << "a nominal in-plane angle";
+  EXPECT_FALSE(filled(views, h)) << "an in-plane angle";
   views = circle(32, 360);
   views[7].sid = 990;
-  EXPECT_FALSE(RowSums(views, 64, 16, 1 << 20).usable()) << "another geometry";
-  EXPECT_FALSE(RowSums(circle(32, 360), 64, 16, 64).usable()) << "no memory for the rows";
-  EXPECT_TRUE(RowSums(circle(32, 360), 64, 16, 1 << 20).usable());
+  EXPECT_FALSE(filled(views, h)) << "another geometry";
+  EXPECT_FALSE(RowSums(32, 64, 16, 64).usable()) << "no memory for the rows";
 }
 
 // Rows beyond 256 are binned, each bin read at its middle row or rows, so
-// that a bin's sum stands where the bin's centre is.
+// that a bin's sum stands where the bin's centre is; columns beyond 256 are
+// summed in bins.
 TEST(RowSums, BinsAreReadAtTheirCentre) {
   using fdk::symmetry::RowSums;
   const std::vector<fdk_view> views = circle(16, 360);
   for (int rows : {600, 1024}) {
-    RowSums sums(views, rows, 8, 1 << 24);
-    std::vector<float> image(static_cast<size_t>(rows) * 8);
-    for (int r = 0; r < rows; ++r) std::fill(image.begin() + r * 8, image.begin() + (r + 1) * 8, static_cast<float>(r));
-    for (size_t k = 0; k < views.size(); ++k) sums.add(k, image.data(), 8 * sizeof(float), nullptr);
+    const int columns = 600;
+    RowSums sums(views.size(), rows, columns, 1 << 26);
+    std::vector<float> image(static_cast<size_t>(rows) * columns);
+    for (int r = 0; r < rows; ++r)
+      std::fill(image.begin() + r * columns, image.begin() + (r + 1) * columns, static_cast<float>(r));
+    for (size_t k = 0; k < views.size(); ++k) sums.add(k, image.data(), columns * sizeof(float), nullptr);
     RowSums::Halves h;
-    ASSERT_TRUE(sums.halves(views, h));
+    ASSERT_TRUE(sums.halves(views, h, nullptr));
     const int bin = (rows + 255) / 256;
     EXPECT_EQ(h.row_bin, bin);
     EXPECT_EQ(h.rows, rows / bin);
+    EXPECT_EQ(h.column_bin, 3);
+    EXPECT_EQ(h.columns, 200);
     const int read = 2 - bin % 2;  // rows read per bin
     for (int j = 0; j < h.rows; ++j)
-      EXPECT_NEAR(h.sum[0][static_cast<size_t>(j) * 8] / (360.0 * read), j * bin + 0.5 * (bin - 1), 1e-3) << rows;
+      EXPECT_NEAR(h.sum[0][static_cast<size_t>(j) * h.columns] / (360.0 * read * 3), j * bin + 0.5 * (bin - 1), 0.05)
+          << rows;
   }
 }
 
