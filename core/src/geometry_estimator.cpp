@@ -68,6 +68,7 @@ constexpr size_t kCoarseSamples = 9000;  // pairs x lines the offset grid looks 
 constexpr size_t kStartPairs = 2000;   // pairs the unweighted start looks at
 constexpr size_t kMaxPairs = 6000;     // pairs the estimate uses at most
 constexpr size_t kMaxKeptViews = 360;  // views whose rows are kept, at most
+constexpr uint64_t kSumPixels = 80000000;  // pixels the rows' sums read in a scan, about
 constexpr int kBlocks = 4;  // disjoint blocks of pairs for the spread
 // The orbit line's tilt sigma (radians: curvature and block spread) below
 // which its tilt is taken alone.
@@ -469,8 +470,15 @@ GeometryEstimator::GeometryEstimator(std::vector<fdk_view> views, const fdk_dete
   std::vector<fdk_view> kept_views;
   for (size_t k = 0; k < views_.size(); k += static_cast<size_t>(stride_)) kept_views.push_back(views_[k]);
   // Every row binned takes a quarter of the limit at most, the bands the rest.
-  sums_ = std::make_unique<symmetry::RowSums>(kept_views.size(), detector_.size[1], detector_.size[0],
-                                              memory_limit_ / 4);
+  // Of a large detector's kept views, every sum_stride_-th: (b)'s 300 kept
+  // views' rows (506 read of 1012, 155 M pixels) made its push 0.11 s
+  // longer on an H200 host; 80 M pixels at most.
+  const uint64_t pixels = static_cast<uint64_t>(kept_views.size()) *
+                          static_cast<uint64_t>(std::min(detector_.size[1], 512)) *
+                          static_cast<uint64_t>(detector_.size[0]);
+  sum_stride_ = static_cast<int>(std::max<uint64_t>(1, (pixels + kSumPixels - 1) / kSumPixels));
+  sums_ = std::make_unique<symmetry::RowSums>((kept_views.size() + sum_stride_ - 1) / sum_stride_, detector_.size[1],
+                                              detector_.size[0], memory_limit_ / 4);
   plan_ = std::make_shared<const conjugate::RowPlan>(
       conjugate::plan_rows(kept_views, detector_, memory_limit_ - sums_->memory_bytes()));
   kept_.resize(views_.size());
@@ -505,7 +513,8 @@ void GeometryEstimator::add_view(int index, const float* pixels, size_t pitch_by
     }
   }
   auto kv = conjugate::keep_rows(*plan_, detector_.size[0], pixels, pitch_bytes, std::move(slot), pool);
-  sums_->add(slot_index, pixels, pitch_bytes, pool);
+  if (slot_index % static_cast<size_t>(sum_stride_) == 0)
+    sums_->add(slot_index / static_cast<size_t>(sum_stride_), pixels, pitch_bytes, pool);
   std::lock_guard<std::mutex> lock(mutex_);
   kept_.at(static_cast<size_t>(index)) = std::move(kv);
   ++revision_;
@@ -612,7 +621,7 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // Every row's sum where the views kept cover the circle, else the bands'.
   symmetry::RowSums::Halves halves;
   std::vector<fdk_view> kept_now;
-  for (size_t k = 0; k < views.size(); k += static_cast<size_t>(stride_)) kept_now.push_back(views[k]);
+  for (size_t k = 0; k < views.size(); k += static_cast<size_t>(stride_) * sum_stride_) kept_now.push_back(views[k]);
   symmetry::MirrorTilt mirror = sums_->halves(kept_now, halves, &pool)
                                     ? symmetry::rows_mirror_tilt(halves, views[0], detector_, axis_guess, &pool)
                                     : symmetry::MirrorTilt{};

@@ -101,6 +101,7 @@ class GeometryEstimator {
   std::vector<char> slot_taken_;     // per slot: written by a view's first push (mutex_)
   // The kept views' rows summed (axis_moments.hpp): the tilt's first moments.
   std::unique_ptr<symmetry::RowSums> sums_;
+  int sum_stride_ = 1;  // of the kept views, those in the sums: every sum_stride_-th
   uint64_t revision_ = 0;            // views kept or replaced so far (mutex_)
   mutable std::mutex mutex_;
 
