@@ -621,7 +621,8 @@ GeometryEstimate GeometryEstimator::compute(const Snapshot& snap) const {
   // Every row's sum where the views kept cover the circle, else the bands'.
   symmetry::RowSums::Halves halves;
   std::vector<fdk_view> kept_now;
-  for (size_t k = 0; k < views.size(); k += static_cast<size_t>(stride_) * sum_stride_) kept_now.push_back(views[k]);
+  const size_t sum_step = static_cast<size_t>(stride_) * static_cast<size_t>(sum_stride_);
+  for (size_t k = 0; k < views.size(); k += sum_step) kept_now.push_back(views[k]);
   symmetry::MirrorTilt mirror = sums_->halves(kept_now, halves, &pool)
                                     ? symmetry::rows_mirror_tilt(halves, views[0], detector_, axis_guess, &pool)
                                     : symmetry::MirrorTilt{};

@@ -297,11 +297,10 @@ typedef struct fdk_config {
                             default); within [0, 1] */
   /* Appended in 0.7 (older struct sizes still work and get the default): */
   int32_t estimate_geometry; /* 1: keep, as views are pushed, what
-                            fdk_get_geometry_estimate needs (a few detector
-                            rows of each view and every row binned,
-                            allocated at fdk_create and counted in the host
-                            budget); 0 = off (the default). Not under
-                            libfdk_mpi. */
+                            fdk_get_geometry_estimate needs (some rows of
+                            each view, every row binned, allocated at
+                            fdk_create, counted in the host budget);
+                            0 = off (the default). Not under libfdk_mpi. */
   /* Appended in 0.8 (older struct sizes still work and get the default): */
   int32_t preview;       /* 1: a coarse preview volume reconstructed
                             alongside, readable at any time (fdk_preview.h);
